@@ -1,0 +1,104 @@
+// Package api is Kessai's HTTP API: the UnivaPay wire format on
+// gorilla/mux. It is the only package that knows the router. Handlers are
+// thin: they decode a request, call one payment.Service method and encode
+// the answer; the rules live in package payment.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// Config is what the API needs.
+type Config struct {
+	Service *payment.Service
+	Logger  *slog.Logger
+	// PublicOrigin is the gateway's own origin (scheme://host[:port]); its
+	// pages may always call the API from a browser.
+	PublicOrigin string
+	// MaxBodyBytes caps request bodies; default 1 MiB.
+	MaxBodyBytes int64
+}
+
+// Server serves the API.
+type Server struct {
+	svc          *payment.Service
+	log          *slog.Logger
+	publicOrigin string
+	maxBody      int64
+	router       *mux.Router
+	handler      http.Handler
+
+	preflight preflightCache
+}
+
+// New returns the API server with its routes and middleware.
+func New(cfg Config) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		svc:          cfg.Service,
+		log:          cfg.Logger,
+		publicOrigin: cfg.PublicOrigin,
+		maxBody:      cfg.MaxBodyBytes,
+		preflight:    preflightCache{ttl: 5 * time.Second},
+	}
+	s.router = s.routes()
+	// Outermost first: every response gets a request id and a log line,
+	// even one that panicked; authentication runs before CORS and the
+	// handlers so that both (and later rate limits) know the caller.
+	s.handler = s.withRequestID(s.withLogging(s.withRecovery(s.withAuthentication(s.withCORS(s.router)))))
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+func (s *Server) routes() *mux.Router {
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, payment.Errorf(payment.CodeNotFound, "no such path"))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, payment.Errorf(payment.CodeNotAllowed, "method not allowed on this path"))
+	})
+
+	r.HandleFunc("/heartbeat", s.heartbeat).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/me", s.authed(s.getMe)).Methods(http.MethodGet)
+	r.HandleFunc("/stores", s.authed(s.listStores)).Methods(http.MethodGet)
+	r.HandleFunc("/stores/{storeId}", s.authed(s.getStore)).Methods(http.MethodGet)
+	r.HandleFunc("/checkout_info", s.authed(s.getCheckoutInfo)).Methods(http.MethodGet)
+	r.HandleFunc("/stores/{storeId}/create_customer_id", s.authed(s.createCustomerID)).Methods(http.MethodPost)
+
+	r.HandleFunc("/app_jwts", s.authed(s.listAppJWTs)).Methods(http.MethodGet)
+	r.HandleFunc("/app_jwts", s.authed(s.createAppJWT)).Methods(http.MethodPost)
+	r.HandleFunc("/app_jwts/{jwtId}", s.authed(s.deleteAppJWT)).Methods(http.MethodDelete)
+	r.HandleFunc("/stores/{storeId}/app_jwts", s.authed(s.listAppJWTs)).Methods(http.MethodGet)
+	r.HandleFunc("/stores/{storeId}/app_jwts", s.authed(s.createAppJWT)).Methods(http.MethodPost)
+	r.HandleFunc("/stores/{storeId}/app_jwts/{jwtId}", s.authed(s.deleteAppJWT)).Methods(http.MethodDelete)
+	return r
+}
+
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+	s.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// preflightCache keeps the set of origins that some active token allows,
+// so that CORS preflights (which carry no credentials) cost a map lookup.
+type preflightCache struct {
+	ttl     time.Duration
+	mu      sync.Mutex
+	domains []string
+	loaded  time.Time
+}

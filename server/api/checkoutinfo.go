@@ -1,0 +1,116 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+type wireTheme struct {
+	Colors wireThemeColors `json:"colors"`
+}
+
+type wireThemeColors struct {
+	MainBackground      string `json:"main_background"`
+	SecondaryBackground string `json:"secondary_background"`
+	MainColor           string `json:"main_color"`
+	MainText            string `json:"main_text"`
+	PrimaryText         string `json:"primary_text"`
+	SecondaryText       string `json:"secondary_text"`
+	BaseText            string `json:"base_text"`
+	BodyBackground      string `json:"body_background"`
+}
+
+func toWireTheme(t payment.Theme) wireTheme {
+	return wireTheme{Colors: wireThemeColors(t)}
+}
+
+type wireCardConfiguration struct {
+	Enabled         bool `json:"enabled"`
+	DebitEnabled    bool `json:"debit_enabled"`
+	PrepaidEnabled  bool `json:"prepaid_enabled"`
+	ThreeDSRequired bool `json:"three_ds_required"`
+}
+
+func toWireCardConfiguration(st payment.StoreSettings) wireCardConfiguration {
+	return wireCardConfiguration{
+		Enabled: st.CardEnabled, DebitEnabled: st.CardEnabled, PrepaidEnabled: st.CardEnabled,
+		ThreeDSRequired: st.ThreeDSRequired,
+	}
+}
+
+type wireEnabled struct {
+	Enabled bool `json:"enabled"`
+}
+
+type wireSupportedBrand struct {
+	PaymentType              string   `json:"payment_type"`
+	Brand                    string   `json:"brand"`
+	CardBrand                string   `json:"card_brand,omitempty"`
+	SupportAuthCapture       bool     `json:"support_auth_capture"`
+	RequiresFullName         bool     `json:"requires_full_name"`
+	SupportDynamicDescriptor bool     `json:"support_dynamic_descriptor"`
+	RequiresCVV              bool     `json:"requires_cvv"`
+	CountriesAllowed         []string `json:"countries_allowed"`
+	SupportedCurrencies      []string `json:"supported_currencies"`
+	CVVAuth                  bool     `json:"cvv_auth"`
+	InstallmentCapable       bool     `json:"installment_capable"`
+	MCPCapable               bool     `json:"mcp_capable"`
+	MCPOnly                  bool     `json:"mcp_only"`
+}
+
+type wireCVVConfirmation struct {
+	Enabled   bool  `json:"enabled"`
+	Threshold []any `json:"threshold"`
+}
+
+// wireCheckoutInfo is GET /checkout_info (reference §3.9).
+type wireCheckoutInfo struct {
+	Mode                               payment.Mode          `json:"mode"`
+	RecurringTokenPrivilege            string                `json:"recurring_token_privilege"`
+	Name                               string                `json:"name"`
+	CardConfiguration                  wireCardConfiguration `json:"card_configuration"`
+	SubscriptionConfiguration          wireEnabled           `json:"subscription_configuration"`
+	QRScanConfiguration                wireEnabled           `json:"qr_scan_configuration"`
+	ConvenienceConfiguration           wireEnabled           `json:"convenience_configuration"`
+	PaidyConfiguration                 wireEnabled           `json:"paidy_configuration"`
+	OnlineConfiguration                wireEnabled           `json:"online_configuration"`
+	BankTransferConfiguration          wireEnabled           `json:"bank_transfer_configuration"`
+	RecurringCardChargeCVVConfirmation wireCVVConfirmation   `json:"recurring_card_charge_cvv_confirmation"`
+	LogoImage                          *string               `json:"logo_image"`
+	Theme                              wireTheme             `json:"theme"`
+	SupportedBrands                    []wireSupportedBrand  `json:"supported_brands"`
+}
+
+// cardBrands are the card brands the sandbox acquirer accepts.
+var cardBrands = []string{"visa", "mastercard", "jcb", "american_express", "diners_club", "discover", "unionpay", "maestro"}
+
+func (s *Server) getCheckoutInfo(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	info, err := s.svc.CheckoutInfo(r.Context(), c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	st := info.Store.Settings
+	out := wireCheckoutInfo{
+		Mode:                               info.Mode,
+		RecurringTokenPrivilege:            "infinite",
+		Name:                               info.Store.Name,
+		CardConfiguration:                  toWireCardConfiguration(st),
+		SubscriptionConfiguration:          wireEnabled{Enabled: true},
+		RecurringCardChargeCVVConfirmation: wireCVVConfirmation{Threshold: []any{}},
+		LogoImage:                          optionalString(st.LogoImage),
+		Theme:                              toWireTheme(st.Theme),
+		SupportedBrands:                    []wireSupportedBrand{},
+	}
+	if st.CardEnabled {
+		for _, b := range cardBrands {
+			out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
+				PaymentType: "card", Brand: b, CardBrand: b, SupportAuthCapture: true,
+				SupportDynamicDescriptor: true, RequiresCVV: true, CountriesAllowed: []string{},
+				SupportedCurrencies: st.Currencies,
+			})
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+}

@@ -1,0 +1,61 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// statusByCode is the one table from error code to HTTP status (reference
+// §4.2). A code missing here is a programming error and answers 500.
+var statusByCode = map[payment.Code]int{
+	payment.CodeValidation:          http.StatusBadRequest,
+	payment.CodeResourceLimit:       http.StatusBadRequest,
+	payment.CodeAuthHeaderMissing:   http.StatusUnauthorized,
+	payment.CodeInvalidAppToken:     http.StatusUnauthorized,
+	payment.CodeInvalidDomain:       http.StatusUnauthorized,
+	payment.CodeInvalidPermissions:  http.StatusForbidden,
+	payment.CodeNotFound:            http.StatusNotFound,
+	payment.CodeNotAllowed:          http.StatusMethodNotAllowed,
+	payment.CodeIdempotencyConflict: http.StatusConflict,
+	payment.CodeBodyTooLarge:        http.StatusRequestEntityTooLarge,
+	payment.CodeTooManyRequests:     http.StatusTooManyRequests,
+	payment.CodeInternal:            http.StatusInternalServerError,
+	payment.CodeServiceUnavailable:  http.StatusServiceUnavailable,
+}
+
+type wireFieldError struct {
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+type wireError struct {
+	Status string           `json:"status"`
+	Code   payment.Code     `json:"code"`
+	Errors []wireFieldError `json:"errors"`
+}
+
+// writeError answers with the error envelope. Errors that are not
+// *payment.Error are internal: they are logged with the request id and
+// answered without detail.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var pe *payment.Error
+	if !errors.As(err, &pe) {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "internal error",
+			slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+		pe = payment.Errorf(payment.CodeInternal, "")
+	}
+	status, ok := statusByCode[pe.Code]
+	if !ok {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "error code without a status",
+			slog.String("request_id", requestID(r.Context())), slog.String("code", string(pe.Code)))
+		status = http.StatusInternalServerError
+	}
+	body := wireError{Status: "error", Code: pe.Code, Errors: []wireFieldError{}}
+	for _, f := range pe.Fields {
+		body.Errors = append(body.Errors, wireFieldError{Field: f.Field, Reason: f.Reason})
+	}
+	s.writeJSON(w, r, status, body)
+}

@@ -1,0 +1,260 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+type contextKey int
+
+const (
+	requestIDKey contextKey = iota
+	authKey
+)
+
+// RequestIDHeader carries the id of every request, in both directions.
+const RequestIDHeader = "X-Request-Id"
+
+// A client's own request id is kept when it looks like one, so its logs
+// and ours can be joined; anything else is replaced.
+var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(RequestIDHeader)
+		if !clientRequestID.MatchString(id) {
+			id = payment.NewID().String()
+		}
+		w.Header().Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+// statusRecorder remembers what a handler answered, for the log line.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (sr *statusRecorder) WriteHeader(code int) {
+	if sr.status == 0 {
+		sr.status = code
+	}
+	sr.ResponseWriter.WriteHeader(code)
+}
+
+func (sr *statusRecorder) Write(b []byte) (int, error) {
+	if sr.status == 0 {
+		sr.status = http.StatusOK
+	}
+	n, err := sr.ResponseWriter.Write(b)
+	sr.bytes += n
+	return n, err
+}
+
+func (sr *statusRecorder) Unwrap() http.ResponseWriter { return sr.ResponseWriter }
+
+// withLogging writes one line per request. It logs the path but never the
+// query string or body: nothing a client sends is trusted to be free of
+// card data.
+func (s *Server) withLogging(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		level := slog.LevelInfo
+		if rec.status >= 500 {
+			level = slog.LevelError
+		}
+		s.log.LogAttrs(r.Context(), level, "request",
+			slog.String("request_id", requestID(r.Context())),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status),
+			slog.Int("bytes", rec.bytes),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("remote", remoteIP(r)),
+		)
+	})
+}
+
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) withRecovery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.LogAttrs(r.Context(), slog.LevelError, "panic",
+					slog.String("request_id", requestID(r.Context())),
+					slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+				s.writeError(w, r, payment.Errorf(payment.CodeInternal, ""))
+			}
+		}()
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authResult is what authentication made of a request, kept in its
+// context for the handlers and for the layers in front of them.
+type authResult struct {
+	caller *payment.Caller
+	err    error
+}
+
+// withAuthentication checks the Authorization header of every request that
+// has one. It refuses nothing itself: routes that need a caller do that
+// (authed), so that an unknown path still answers 404 and the heartbeat
+// needs no token.
+func (s *Server) withAuthentication(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var res authResult
+		if h := r.Header.Get("Authorization"); h != "" {
+			res.caller, res.err = s.svc.Authenticate(r.Context(), h, r.Header.Get("Origin"))
+		} else {
+			res.err = payment.Errorf(payment.CodeAuthHeaderMissing, "the Authorization header is missing")
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey, res)))
+	})
+}
+
+func authOf(r *http.Request) authResult {
+	res, _ := r.Context().Value(authKey).(authResult)
+	return res
+}
+
+// authed wraps a handler that needs a caller.
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *payment.Caller)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		res := authOf(r)
+		if res.err != nil || res.caller == nil {
+			err := res.err
+			if err == nil {
+				err = payment.Errorf(payment.CodeAuthHeaderMissing, "")
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r, res.caller)
+	}
+}
+
+// corsAllowHeaders are the request headers SDKs and the widget send.
+const corsAllowHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, X-Request-Id"
+
+// corsExposeHeaders are the response headers a browser client may read.
+const corsExposeHeaders = "X-Request-Id, Idempotency-Status, Retry-After, X-Remaining-Requests, X-Requests-Per-Minute, " +
+	"X-Remaining-Requests-Route, X-Requests-Per-Minute-Route, X-Remaining-Requests-Exact, X-Requests-Per-Minute-Exact"
+
+// withCORS lets browsers call the API from a store's own domains. The
+// answer to a real request names the origin only when the caller's token
+// allows it (or it is the gateway's own pages). A preflight carries no
+// credentials, so it is answered for any origin that some active token
+// allows; the real request is then checked against its own token.
+func (s *Server) withCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if s.preflightAllowed(r.Context(), origin) {
+				h := w.Header()
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, PUT, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+				h.Set("Access-Control-Max-Age", "600")
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(&corsWriter{ResponseWriter: w, s: s, r: r, origin: origin}, r)
+	})
+}
+
+// corsWriter decides the CORS headers when the response starts, once
+// authentication has run.
+type corsWriter struct {
+	http.ResponseWriter
+	s       *Server
+	r       *http.Request
+	origin  string
+	decided bool
+}
+
+func (cw *corsWriter) decide() {
+	if cw.decided {
+		return
+	}
+	cw.decided = true
+	allowed := cw.s.isOwnOrigin(cw.origin)
+	if c := authOf(cw.r).caller; !allowed && c != nil {
+		allowed = cw.s.svc.OriginAllowedFor(c, cw.origin)
+	}
+	if allowed {
+		h := cw.Header()
+		h.Set("Access-Control-Allow-Origin", cw.origin)
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	}
+}
+
+func (cw *corsWriter) WriteHeader(code int) {
+	cw.decide()
+	cw.ResponseWriter.WriteHeader(code)
+}
+
+func (cw *corsWriter) Write(b []byte) (int, error) {
+	cw.decide()
+	return cw.ResponseWriter.Write(b)
+}
+
+func (cw *corsWriter) Unwrap() http.ResponseWriter { return cw.ResponseWriter }
+
+func (s *Server) isOwnOrigin(origin string) bool {
+	return s.publicOrigin != "" && strings.EqualFold(strings.TrimRight(origin, "/"), strings.TrimRight(s.publicOrigin, "/"))
+}
+
+func (s *Server) preflightAllowed(ctx context.Context, origin string) bool {
+	if s.isOwnOrigin(origin) {
+		return true
+	}
+	s.preflight.mu.Lock()
+	defer s.preflight.mu.Unlock()
+	now := time.Now()
+	if s.preflight.loaded.IsZero() || now.Sub(s.preflight.loaded) > s.preflight.ttl {
+		domains, err := s.svc.AllowedOrigins(ctx)
+		if err != nil {
+			return false
+		}
+		s.preflight.domains, s.preflight.loaded = domains, now
+	}
+	return payment.OriginAllowed(s.preflight.domains, origin)
+}

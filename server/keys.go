@@ -1,0 +1,61 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// keyFile holds the master key generated on first start when none is
+// configured. Losing it invalidates every app token.
+const keyFile = "server.key"
+
+// masterKey returns the configured key, or the one in the data directory,
+// generating it on first start.
+func masterKey(cfg config) ([]byte, error) {
+	if cfg.SigningKey != nil {
+		return cfg.SigningKey, nil
+	}
+	path := filepath.Join(cfg.DataDir, keyFile)
+	if b, err := os.ReadFile(path); err == nil {
+		k, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(k) < 32 {
+			return nil, fmt.Errorf("%s is not a hex key of at least 32 bytes", path)
+		}
+		return k, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		return nil, err
+	}
+	// O_EXCL: two processes starting together must not each write a key.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return masterKey(cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.WriteString(hex.EncodeToString(k) + "\n"); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return k, f.Close()
+}
+
+// deriveKey gives each use of the master key its own key, so that no two
+// mechanisms ever share one.
+func deriveKey(master []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, master)
+	m.Write([]byte("kessai/" + purpose))
+	return m.Sum(nil)
+}

@@ -1,0 +1,58 @@
+// Command kessai is the Kessai payment gateway: the UnivaPay-compatible
+// API, the hosted pages and, on a second port, the demo storefront, over an
+// embedded SQLite store by default.
+//
+//	kessai [serve]                                   run the gateway
+//	kessai apptoken create --store ID --mode test|live [--domain HOST]...
+//
+// Configuration comes from the environment (KESSAI_ADDR, KESSAI_DEMO_ADDR,
+// KESSAI_DATA_DIR, KESSAI_PUBLIC_URL, KESSAI_DATABASE_URL, KESSAI_REDIS_URL,
+// KESSAI_LOG_LEVEL, …); see the README for the full list.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "kessai:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		cfg, err := loadConfig(args)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg)
+	case "apptoken":
+		if len(args) == 0 || args[0] != "create" {
+			return fmt.Errorf("usage: kessai apptoken create --store ID --mode test|live [--domain HOST]...")
+		}
+		return createAppToken(ctx, args[1:])
+	case "help", "-h", "--help":
+		fmt.Println(usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
+}
+
+const usage = `usage:
+  kessai [serve]                 run the gateway (configuration from KESSAI_* variables)
+  kessai apptoken create --store ID --mode test|live [--domain HOST]...
+                                 create an app token and print it as JSON`

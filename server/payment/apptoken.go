@@ -1,0 +1,133 @@
+package payment
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// AppToken is an application token (reference §1.2–1.3): a signed JWT that
+// names its merchant (and store), used alone from a browser on one of its
+// domains, or with its secret from a server. The secret is kept only as a
+// keyed hash.
+type AppToken struct {
+	ID         uuid.UUID // the JWT's jti
+	MerchantID uuid.UUID
+	StoreID    uuid.UUID // uuid.Nil for a merchant token
+	CreatorID  uuid.UUID
+	Mode       Mode
+	Domains    []string
+	SecretHash []byte
+	JWT        string
+	CreatedOn  time.Time
+	RevokedOn  *time.Time
+}
+
+// IsMerchantToken reports whether the token acts for every store of its
+// merchant rather than for one store.
+func (t *AppToken) IsMerchantToken() bool { return t.StoreID == uuid.Nil }
+
+// Active reports whether the token has not been revoked.
+func (t *AppToken) Active() bool { return t.RevokedOn == nil }
+
+// AppTokenClaims are the claims of an app-token JWT.
+type AppTokenClaims struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	StoreID    uuid.UUID
+	CreatorID  uuid.UUID
+	Mode       Mode
+	Domains    []string
+	IssuedAt   time.Time
+}
+
+// TokenCodec signs and verifies app-token JWTs. Parse must verify the
+// signature and return an error for anything it did not sign itself.
+type TokenCodec interface {
+	Sign(c AppTokenClaims) (string, error)
+	Parse(token string) (AppTokenClaims, error)
+}
+
+// AppTokenFilter selects the tokens of a list: the merchant's own tokens
+// (StoreID nil) or one store's.
+type AppTokenFilter struct {
+	MerchantID uuid.UUID
+	StoreID    uuid.UUID
+}
+
+// NewAppToken asks for a token.
+type NewAppToken struct {
+	Mode    Mode
+	Domains []string
+}
+
+// maxDomains bounds a token's domain list; it is checked on every browser
+// request.
+const maxDomains = 50
+
+// NormalizeDomain turns what a merchant types as a domain ("shop.example",
+// "https://shop.example:8443/", "*.example.com") into the host[:port] form
+// that is compared with request origins. It reports false for anything that
+// is not a host.
+func NormalizeDomain(d string) (string, bool) {
+	d = strings.TrimSpace(strings.ToLower(d))
+	if d == "" {
+		return "", false
+	}
+	if strings.Contains(d, "://") {
+		u, err := url.Parse(d)
+		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return "", false
+		}
+		d = u.Host
+	}
+	host := d
+	if h, port, err := net.SplitHostPort(d); err == nil {
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return "", false
+		}
+		host = h
+	}
+	host = strings.TrimPrefix(host, "*.")
+	if host == "" || len(d) > 253 {
+		return "", false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 {
+			return "", false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return "", false
+			}
+		}
+	}
+	return d, true
+}
+
+// OriginAllowed reports whether a browser origin ("https://shop.example")
+// belongs to one of the domains. A domain without a port allows any port of
+// that host; "*.example.com" allows every subdomain of example.com.
+func OriginAllowed(domains []string, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := strings.ToLower(u.Host)
+	hostname := strings.ToLower(u.Hostname())
+	for _, d := range domains {
+		switch {
+		case d == host || d == hostname:
+			return true
+		case strings.HasPrefix(d, "*."):
+			suffix := d[1:] // ".example.com"
+			if strings.HasSuffix(hostname, suffix) || strings.HasSuffix(host, suffix) {
+				return true
+			}
+		}
+	}
+	return false
+}

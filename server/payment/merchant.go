@@ -1,0 +1,82 @@
+package payment
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Merchant is an account that owns stores. It has one console user.
+type Merchant struct {
+	ID        uuid.UUID
+	Name      string
+	Email     string
+	Verified  bool
+	CreatedOn time.Time
+}
+
+// User is a console login of a merchant. Its password is kept only as a
+// bcrypt hash: slow on purpose, because console logins are rare and a
+// leaked table must not give passwords away. API calls never go through it.
+type User struct {
+	ID           uuid.UUID
+	MerchantID   uuid.UUID
+	Email        string
+	PasswordHash []byte
+	CreatedOn    time.Time
+}
+
+// Store is where payments are taken; app tokens, tokens and charges belong
+// to one store.
+type Store struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Name       string
+	// PCICompliant stores may send card data to POST /tokens from their own
+	// servers and pages (seed §1); others only through Kessai's widget and
+	// link form.
+	PCICompliant bool
+	Settings     StoreSettings
+	CreatedOn    time.Time
+}
+
+// StoreSettings are a store's payment settings, shown to the widget through
+// GET /checkout_info.
+type StoreSettings struct {
+	CardEnabled     bool     `json:"card_enabled"`
+	ThreeDSRequired bool     `json:"three_ds_required"`
+	Currencies      []string `json:"currencies"`
+	LogoImage       string   `json:"logo_image,omitempty"`
+	Theme           Theme    `json:"theme"`
+}
+
+// Theme colours the widget frame so that it matches the merchant's shop.
+type Theme struct {
+	MainBackground      string `json:"main_background"`
+	SecondaryBackground string `json:"secondary_background"`
+	MainColor           string `json:"main_color"`
+	MainText            string `json:"main_text"`
+	PrimaryText         string `json:"primary_text"`
+	SecondaryText       string `json:"secondary_text"`
+	BaseText            string `json:"base_text"`
+	BodyBackground      string `json:"body_background"`
+}
+
+// DefaultStoreSettings are what a new store starts with: cards on, no
+// mandatory 3-D Secure, the common currencies and a neutral theme.
+func DefaultStoreSettings() StoreSettings {
+	return StoreSettings{
+		CardEnabled: true,
+		Currencies:  []string{"JPY", "USD", "EUR"},
+		Theme: Theme{
+			MainBackground:      "#ffffff",
+			SecondaryBackground: "#f5f6f8",
+			MainColor:           "#1f5eff",
+			MainText:            "#ffffff",
+			PrimaryText:         "#1a1d24",
+			SecondaryText:       "#5c6370",
+			BaseText:            "#1a1d24",
+			BodyBackground:      "#f5f6f8",
+		},
+	}
+}

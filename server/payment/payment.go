@@ -1,0 +1,125 @@
+// Package payment is Kessai's domain: the merchants, stores, app tokens and
+// payments it manages, the rules that govern them, the error codes it speaks
+// and the interfaces its storage engines and processors implement.
+//
+// It imports nothing else of Kessai's, so the rules can be read, tested and
+// reused without HTTP, SQL or a particular acquirer in the way. The HTTP API
+// (package api) decodes requests, calls one Service method and encodes the
+// answer; the storage engines (sqlite, postgres) only store what they are
+// given.
+package payment
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Clock is how every rule reads the time, so tests can move it by hand.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns the current UTC time.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// Mode separates test traffic from live traffic. The two never share
+// objects, limits or outcomes.
+type Mode string
+
+// The processing modes. PHP's SDK rejects anything else, so there are only two.
+const (
+	ModeTest Mode = "test"
+	ModeLive Mode = "live"
+)
+
+// Valid reports whether m is one of the known modes.
+func (m Mode) Valid() bool { return m == ModeTest || m == ModeLive }
+
+// NewID returns a time-ordered (version 7) UUID. Ordering by id is ordering
+// by creation, which is what cursor pagination walks.
+func NewID() uuid.UUID {
+	id, err := uuid.NewV7()
+	if err != nil {
+		// NewV7 only fails when the system's random source does, and then
+		// nothing sensible can go on.
+		panic(err)
+	}
+	return id
+}
+
+// Direction is the order of a list: newest first (desc) by default.
+type Direction string
+
+// The list orders.
+const (
+	Desc Direction = "desc"
+	Asc  Direction = "asc"
+)
+
+// Pagination limits of reference §6.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 100
+)
+
+// ListParams selects one page of a list.
+type ListParams struct {
+	Limit     int
+	Cursor    uuid.UUID // exclusive; uuid.Nil means from the start
+	Direction Direction
+}
+
+// Page is one page of a list. TotalHits is only counted for a first page
+// (no cursor), as the reference describes; it is nil otherwise.
+type Page[T any] struct {
+	Items     []T
+	HasMore   bool
+	TotalHits *int
+}
+
+// Storage is a storage engine. Every write happens inside Update, whose
+// function runs in one transaction: either all its writes land or none does.
+type Storage interface {
+	// Update runs fn in a read-write transaction and commits it when fn
+	// returns nil.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+	Close() error
+}
+
+// Tx is what a transaction can read and write. Lookups of a missing row
+// return an *Error with code NOT_FOUND.
+type Tx interface {
+	CreateMerchant(ctx context.Context, m *Merchant) error
+	Merchant(ctx context.Context, id uuid.UUID) (*Merchant, error)
+	CountMerchants(ctx context.Context) (int, error)
+
+	CreateUser(ctx context.Context, u *User) error
+	UserByEmail(ctx context.Context, email string) (*User, error)
+	SetUserPassword(ctx context.Context, id uuid.UUID, hash []byte) error
+
+	CreateStore(ctx context.Context, s *Store) error
+	Store(ctx context.Context, id uuid.UUID) (*Store, error)
+	ListStores(ctx context.Context, merchantID uuid.UUID, p ListParams) (Page[*Store], error)
+
+	CreateAppToken(ctx context.Context, t *AppToken) error
+	AppToken(ctx context.Context, id uuid.UUID) (*AppToken, error)
+	ListAppTokens(ctx context.Context, f AppTokenFilter, p ListParams) (Page[*AppToken], error)
+	RevokeAppToken(ctx context.Context, id uuid.UUID, at time.Time) error
+	ActiveDomains(ctx context.Context) ([]string, error)
+
+	// TakeQuota counts one unit of a limited resource in its period and
+	// reports false, taking nothing, when limit units are already counted.
+	// It is atomic on its own: two transactions can never both take the last
+	// unit.
+	TakeQuota(ctx context.Context, key QuotaKey, limit int) (bool, error)
+	// ReleaseQuota gives one unit back (a token revoked, a webhook
+	// deactivated).
+	ReleaseQuota(ctx context.Context, key QuotaKey) error
+}

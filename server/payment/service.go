@@ -1,0 +1,241 @@
+package payment
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Service holds the rules. Every API operation is one of its methods.
+type Service struct {
+	storage Storage
+	clock   Clock
+	codec   TokenCodec
+	// secretKey keys the hashes of app-token secrets: a leaked database
+	// alone cannot be used to test guesses.
+	secretKey []byte
+	// publicOrigin is the gateway's own origin; its pages (the widget frame,
+	// the link form) may always use a store's browser token.
+	publicOrigin string
+	limits       ResourceLimits
+
+	auth authCache
+}
+
+// Config is what a Service needs besides its parts.
+type Config struct {
+	SecretKey    []byte
+	PublicOrigin string
+	Limits       ResourceLimits
+	// AuthCacheTTL is how long a looked-up app token is trusted without
+	// reading it again; it bounds how long a token revoked through another
+	// instance keeps working. Default 2 s.
+	AuthCacheTTL time.Duration
+}
+
+// NewService returns a Service over a storage engine.
+func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Service {
+	if cfg.AuthCacheTTL <= 0 {
+		cfg.AuthCacheTTL = 2 * time.Second
+	}
+	if cfg.Limits == (ResourceLimits{}) {
+		cfg.Limits = DefaultResourceLimits()
+	}
+	return &Service{
+		storage:      storage,
+		clock:        clock,
+		codec:        codec,
+		secretKey:    cfg.SecretKey,
+		publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/"),
+		limits:       cfg.Limits,
+		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}},
+	}
+}
+
+// Clock returns the service's clock, for layers that must agree with it.
+func (s *Service) Clock() Clock { return s.clock }
+
+func (s *Service) appTokenQuota() Quota {
+	return Quota{Resource: "app_token", Limit: s.limits.AppTokens}
+}
+
+// Caller is who an API request acts for: an app token, and whether its
+// secret came along (server use) or not (browser use from Origin).
+type Caller struct {
+	Token      *AppToken
+	WithSecret bool
+	Origin     string
+}
+
+// MerchantID is the merchant the caller acts for.
+func (c *Caller) MerchantID() uuid.UUID { return c.Token.MerchantID }
+
+// canSeeStore reports whether the caller may act on the store: a store
+// token on its own store, a merchant token on all its merchant's.
+func (c *Caller) canSeeStore(st *Store) bool {
+	if st.MerchantID != c.Token.MerchantID {
+		return false
+	}
+	return c.Token.IsMerchantToken() || c.Token.StoreID == st.ID
+}
+
+// requireSecret refuses browser use of operations that only a merchant's
+// server may perform.
+func (c *Caller) requireSecret() error {
+	if !c.WithSecret {
+		return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
+	}
+	return nil
+}
+
+// Authenticate checks an Authorization header value and the request's
+// Origin. It answers AUTH_HEADER_MISSING, INVALID_APP_TOKEN or
+// INVALID_DOMAIN, never anything that tells a guesser which part was wrong.
+func (s *Service) Authenticate(ctx context.Context, authorization, origin string) (*Caller, error) {
+	authorization = strings.TrimSpace(authorization)
+	if authorization == "" {
+		return nil, Errorf(CodeAuthHeaderMissing, "the Authorization header is missing")
+	}
+	invalid := Errorf(CodeInvalidAppToken, "invalid app token")
+	scheme, credential, ok := strings.Cut(authorization, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, invalid
+	}
+	credential = strings.TrimSpace(credential)
+	var secret, jwt string
+	switch parts := strings.Split(credential, "."); len(parts) {
+	case 3:
+		jwt = credential
+	case 4:
+		secret, jwt = parts[0], strings.Join(parts[1:], ".")
+		if secret == "" {
+			return nil, invalid
+		}
+	default:
+		return nil, invalid
+	}
+	claims, err := s.codec.Parse(jwt)
+	if err != nil {
+		return nil, invalid
+	}
+	tok, err := s.lookupAppToken(ctx, claims.ID)
+	if err != nil {
+		if IsNotFound(err) {
+			return nil, invalid
+		}
+		return nil, err
+	}
+	if !tok.Active() || tok.MerchantID != claims.MerchantID || tok.StoreID != claims.StoreID {
+		return nil, invalid
+	}
+	if secret != "" {
+		if !hmac.Equal(s.hashSecret(secret), tok.SecretHash) {
+			return nil, invalid
+		}
+		return &Caller{Token: tok, WithSecret: true, Origin: origin}, nil
+	}
+	// Without a secret the token is a browser credential: it only works
+	// from a page on one of its domains (or on the gateway's own pages).
+	if tok.IsMerchantToken() {
+		return nil, invalid
+	}
+	if !s.originAllowed(tok, origin) {
+		return nil, Errorf(CodeInvalidDomain, "the request's origin is not one of the app token's domains")
+	}
+	return &Caller{Token: tok, Origin: origin}, nil
+}
+
+func (s *Service) originAllowed(tok *AppToken, origin string) bool {
+	if origin == "" {
+		return false
+	}
+	if s.publicOrigin != "" && strings.EqualFold(strings.TrimRight(origin, "/"), s.publicOrigin) {
+		return true
+	}
+	return OriginAllowed(tok.Domains, origin)
+}
+
+// OriginAllowedFor reports whether the caller's browser origin may read the
+// API's answers (CORS): only the token's domains and the gateway itself.
+func (s *Service) OriginAllowedFor(c *Caller, origin string) bool {
+	return s.originAllowed(c.Token, origin)
+}
+
+func (s *Service) hashSecret(secret string) []byte {
+	m := hmac.New(sha256.New, s.secretKey)
+	m.Write([]byte(secret))
+	return m.Sum(nil)
+}
+
+// authCache keeps looked-up app tokens for a short time so that an API call
+// costs a map lookup rather than a database read, while a revocation made
+// elsewhere takes effect within ttl. A revocation made here is immediate.
+type authCache struct {
+	ttl     time.Duration
+	mu      sync.RWMutex
+	entries map[uuid.UUID]authEntry
+}
+
+type authEntry struct {
+	token   *AppToken
+	fetched time.Time
+}
+
+// authCacheMax bounds the cache; past it the cache starts over, which only
+// costs database reads.
+const authCacheMax = 100_000
+
+func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*AppToken, error) {
+	now := s.clock.Now()
+	s.auth.mu.RLock()
+	e, ok := s.auth.entries[id]
+	s.auth.mu.RUnlock()
+	if ok && now.Sub(e.fetched) < s.auth.ttl && now.Sub(e.fetched) >= 0 {
+		return e.token, nil
+	}
+	var tok *AppToken
+	err := s.storage.View(ctx, func(tx Tx) error {
+		var err error
+		tok, err = tx.AppToken(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.auth.mu.Lock()
+	if len(s.auth.entries) >= authCacheMax {
+		s.auth.entries = map[uuid.UUID]authEntry{}
+	}
+	s.auth.entries[id] = authEntry{token: tok, fetched: now}
+	s.auth.mu.Unlock()
+	return tok, nil
+}
+
+func (s *Service) forgetAppToken(id uuid.UUID) {
+	s.auth.mu.Lock()
+	delete(s.auth.entries, id)
+	s.auth.mu.Unlock()
+}
+
+// newSecret returns a high-entropy secret: 32 random bytes, URL-safe, with
+// no dots so that "{secret}.{jwt}" splits unambiguously.
+func newSecret() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// HashPassword hashes a console password with bcrypt.
+func HashPassword(password string) ([]byte, error) {
+	return bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+}

@@ -1,0 +1,107 @@
+package payment
+
+import (
+	"context"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Me returns the caller's merchant.
+func (s *Service) Me(ctx context.Context, c *Caller) (*Merchant, error) {
+	var m *Merchant
+	err := s.storage.View(ctx, func(tx Tx) error {
+		var err error
+		m, err = tx.Merchant(ctx, c.MerchantID())
+		return err
+	})
+	return m, err
+}
+
+// Stores lists the stores the caller can act on: all of a merchant token's
+// merchant, or a store token's own store.
+func (s *Service) Stores(ctx context.Context, c *Caller, p ListParams) (Page[*Store], error) {
+	if !c.Token.IsMerchantToken() {
+		st, err := s.Store(ctx, c, c.Token.StoreID)
+		if err != nil {
+			return Page[*Store]{}, err
+		}
+		return singlePage(st, p), nil
+	}
+	var page Page[*Store]
+	err := s.storage.View(ctx, func(tx Tx) error {
+		var err error
+		page, err = tx.ListStores(ctx, c.MerchantID(), p)
+		return err
+	})
+	return page, err
+}
+
+// singlePage pages a list that can only ever hold one object.
+func singlePage[T interface{ comparable }](item T, p ListParams) Page[T] {
+	one := 1
+	if p.Cursor != uuid.Nil {
+		return Page[T]{Items: []T{}}
+	}
+	return Page[T]{Items: []T{item}, TotalHits: &one}
+}
+
+// Store returns one store the caller may see; anything else is NOT_FOUND.
+func (s *Service) Store(ctx context.Context, c *Caller, id uuid.UUID) (*Store, error) {
+	var st *Store
+	err := s.storage.View(ctx, func(tx Tx) error {
+		var err error
+		st, err = s.visibleStore(ctx, tx, c, id)
+		return err
+	})
+	return st, err
+}
+
+func (s *Service) visibleStore(ctx context.Context, tx Tx, c *Caller, id uuid.UUID) (*Store, error) {
+	st, err := tx.Store(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.canSeeStore(st) {
+		return nil, NotFound("store")
+	}
+	return st, nil
+}
+
+// CheckoutInfo is what the widget needs to know about the store it takes a
+// payment for.
+type CheckoutInfo struct {
+	Store *Store
+	Mode  Mode
+}
+
+// CheckoutInfo returns the payment settings of a store token's store.
+// Merchant tokens have no single store and are refused.
+func (s *Service) CheckoutInfo(ctx context.Context, c *Caller) (*CheckoutInfo, error) {
+	if c.Token.IsMerchantToken() {
+		return nil, Errorf(CodeInvalidPermissions, "checkout info needs a store app token")
+	}
+	st, err := s.Store(ctx, c, c.Token.StoreID)
+	if err != nil {
+		return nil, err
+	}
+	return &CheckoutInfo{Store: st, Mode: c.Token.Mode}, nil
+}
+
+// CustomerID returns the customer UUID a store uses for one of its own
+// customer ids (reference §2.1). It is derived, not stored: the same store
+// and local id always give the same UUID, and different stores never share
+// one.
+func (s *Service) CustomerID(ctx context.Context, c *Caller, storeID uuid.UUID, localID string) (uuid.UUID, error) {
+	if localID == "" {
+		return uuid.Nil, Invalid("customer_id", ReasonRequired)
+	}
+	if n := utf8.RuneCountInString(localID); n > 64 || !utf8.ValidString(localID) {
+		return uuid.Nil, Invalid("customer_id", ReasonInvalidLength)
+	}
+	st, err := s.Store(ctx, c, storeID)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return uuid.NewSHA1(st.ID, []byte(localID)), nil
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/web"
+)
+
+// gateway is everything a running Kessai holds.
+type gateway struct {
+	cfg     config
+	log     *slog.Logger
+	db      *sqlite.DB
+	service *payment.Service
+}
+
+// open prepares the data directory, the store and the service.
+func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	master, err := masterKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := jwt.NewCodec(deriveKey(master, "app-token-jwt"))
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
+	if err != nil {
+		return nil, err
+	}
+	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
+		SecretKey:    deriveKey(master, "app-token-secret"),
+		PublicOrigin: cfg.publicOrigin(),
+	})
+	return &gateway{cfg: cfg, log: log, db: db, service: svc}, nil
+}
+
+func newLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func serve(ctx context.Context, cfg config) error {
+	log := newLogger(cfg.LogLevel)
+	g, err := open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer g.db.Close()
+
+	creds, err := g.demoCredentials(ctx)
+	if err != nil {
+		return fmt.Errorf("first start: %w", err)
+	}
+
+	apiServer := api.New(api.Config{Service: g.service, Logger: log, PublicOrigin: cfg.publicOrigin()})
+	gatewayMux := http.NewServeMux()
+	gatewayMux.Handle("/", apiServer)
+	servers := []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
+	if cfg.DemoAddr != "" {
+		demo, err := web.NewDemo(web.DemoConfig{GatewayURL: cfg.PublicURL, JWT: creds.JWT, StoreID: creds.StoreID})
+		if err != nil {
+			return err
+		}
+		servers = append(servers, newHTTPServer(cfg.DemoAddr, demo, log))
+	}
+
+	// Bind every port before saying anything, so that what is printed is
+	// already reachable.
+	listeners := make([]net.Listener, 0, len(servers))
+	for _, srv := range servers {
+		l, err := net.Listen("tcp", srv.Addr)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return err
+		}
+		listeners = append(listeners, l)
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			if err := srv.Serve(listeners[i]); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	printBanner(cfg, creds)
+	log.Info("kessai started", "addr", cfg.Addr, "demo_addr", cfg.DemoAddr, "data_dir", cfg.DataDir)
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return err
+	}
+	// SIGTERM: stop accepting, let requests in flight finish, exit 0.
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	var shutdownErr error
+	for _, srv := range servers {
+		shutdownErr = errors.Join(shutdownErr, srv.Shutdown(shutdownCtx))
+	}
+	log.Info("stopped")
+	return shutdownErr
+}
+
+func newHTTPServer(addr string, h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// Long polls hold a request for a few seconds; the write timeout
+		// leaves them room.
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  120 * time.Second,
+		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// credentials is demo-credentials.json.
+type credentials struct {
+	APIURL          string `json:"api_url"`
+	MerchantID      string `json:"merchant_id"`
+	StoreID         string `json:"store_id"`
+	JWT             string `json:"jwt"`
+	Secret          string `json:"secret"`
+	ConsoleEmail    string `json:"console_email"`
+	ConsolePassword string `json:"console_password"`
+	DemoURL         string `json:"demo_url,omitempty"`
+}
+
+const credentialsFile = "demo-credentials.json"
+
+// demoDomains are the origins the demo token is good for: the storefront,
+// however the local browser names it.
+func (g *gateway) demoDomains() []string {
+	origin := g.cfg.demoOrigin()
+	if origin == "" {
+		return nil
+	}
+	_, port, _ := net.SplitHostPort(origin[len("http://"):])
+	host := origin[len("http://"):]
+	domains := []string{host}
+	if h, _, _ := net.SplitHostPort(host); h == "127.0.0.1" || h == "localhost" {
+		domains = []string{net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("localhost", port)}
+	}
+	return domains
+}
+
+// demoCredentials seeds the demo account on first start, or reuses the one
+// saved by an earlier start. Secrets are only ever in that file, so when
+// it is lost or its token was revoked, fresh ones are issued.
+func (g *gateway) demoCredentials(ctx context.Context) (*credentials, error) {
+	path := filepath.Join(g.cfg.DataDir, credentialsFile)
+	demo, err := g.service.SeedDemo(ctx, g.demoDomains())
+	if err != nil {
+		return nil, err
+	}
+	if demo == nil {
+		saved, err := readCredentials(path)
+		if err == nil && g.savedTokenUsable(ctx, saved) {
+			saved.APIURL, saved.DemoURL = g.cfg.PublicURL, g.cfg.demoOrigin()
+			return saved, writeCredentials(path, saved)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			g.log.Warn("demo credentials unreadable; issuing new ones", "path", path, "error", err)
+		}
+		if demo, err = g.service.RenewDemo(ctx, g.demoDomains()); err != nil {
+			return nil, err
+		}
+	}
+	c := &credentials{
+		APIURL:          g.cfg.PublicURL,
+		MerchantID:      demo.MerchantID.String(),
+		StoreID:         demo.StoreID.String(),
+		JWT:             demo.Token.JWT,
+		Secret:          demo.Token.Secret,
+		ConsoleEmail:    demo.ConsoleEmail,
+		ConsolePassword: demo.ConsolePassword,
+		DemoURL:         g.cfg.demoOrigin(),
+	}
+	return c, writeCredentials(path, c)
+}
+
+func (g *gateway) savedTokenUsable(ctx context.Context, c *credentials) bool {
+	caller, err := g.service.Authenticate(ctx, "Bearer "+c.Secret+"."+c.JWT, "")
+	return err == nil && caller.Token.StoreID.String() == c.StoreID
+}
+
+func readCredentials(path string) (*credentials, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c credentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// writeCredentials replaces the file atomically and readable only by its
+// owner: it holds a secret.
+func writeCredentials(path string, c *credentials) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func printBanner(cfg config, c *credentials) {
+	fmt.Printf(`
+Kessai is running.
+
+  API and hosted pages  %s
+  Demo storefront       %s
+  Data                  %s
+
+Demo credentials (also in %s):
+  merchant_id       %s
+  store_id          %s
+  console login     %s / %s
+  app token (jwt)   %s
+  secret            %s
+
+Try it:
+  curl -H "Authorization: Bearer %s.%s" %s/me
+
+`, cfg.PublicURL, orNone(c.DemoURL), cfg.DataDir, filepath.Join(cfg.DataDir, credentialsFile),
+		c.MerchantID, c.StoreID, c.ConsoleEmail, c.ConsolePassword, c.JWT, c.Secret,
+		c.Secret, c.JWT, cfg.PublicURL)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(off: KESSAI_DEMO_ADDR is empty)"
+	}
+	return s
+}
