@@ -1,0 +1,252 @@
+// Shared harness for the conformance suite: starts one real Kessai gateway per
+// test file and hands out univapay-node SDK clients pointed at it.
+//
+// Typical use in a *.test.mjs file:
+//
+//   import { useGateway } from "./harness.mjs";
+//   const gw = useGateway(); // registers before/after/afterEach hooks
+//   test("…", async () => { await gw.sdk.merchants.me(); });
+//
+// Everything on `gw` is filled in by the `before` hook, so read it inside
+// tests, not at module top level.
+
+import { spawn } from "node:child_process";
+import { createWriteStream, existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { after, afterEach, before } from "node:test";
+import assert from "node:assert/strict";
+
+// univapay-node 4.0.130 is a dual package: `import` resolves to dist/esm,
+// whose default export is the full SDK class (resources such as charges,
+// stores, … hung off one instance).
+import SDK from "univapay-node";
+
+export { SDK };
+
+// The SDK falls back to these when an option is missing (a client built
+// without jwt/secret on purpose, for the missing-auth case). Clearing them
+// keeps a developer's real UnivaPay credentials out of the suite.
+for (const name of ["UNIVAPAY_ENDPOINT", "UNIVAPAY_APPLICATION_JWT", "UNIVAPAY_SECRET", "UNIVAPAY_APP_ID"]) {
+  delete process.env[name];
+}
+
+const BINARY = process.env.KESSAI_BIN || fileURLToPath(new URL("../../bin/kessai", import.meta.url));
+const READY_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 15_000;
+const LOG_TAIL_LINES = 40;
+
+// Headers through which univapay-node silently swaps its JWT (extractJWT in
+// src/api/utils/JWT.ts): the gateway must never send them.
+export const JWT_REFRESH_HEADERS = ["authorization", "x-refresh-authorization", "x-amzn-remapped-authorization"];
+
+/** Asks the kernel for a free port, then releases it for the gateway. */
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts a gateway on a fresh data dir and waits until it is ready.
+ *
+ * options.demo: also start the demo storefront on its own free port.
+ * options.env:  extra environment (e.g. KESSAI_REDIS_URL) for areas that
+ *               need it; every other inherited KESSAI_* variable is dropped
+ *               so a developer's shell cannot change what the suite tests.
+ */
+export async function startGateway({ demo = false, env = {} } = {}) {
+  if (!existsSync(BINARY)) {
+    throw new Error(`gateway binary not found at ${BINARY}: run \`make build\` (or \`go build -o bin/kessai ./server\`) first`);
+  }
+
+  const dataDir = await mkdtemp(join(tmpdir(), "kessai-conformance-"));
+  const port = await freePort();
+  const demoPort = demo ? await freePort() : null;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stderrPath = join(dataDir, "gateway.stderr.log");
+  const stdoutPath = join(dataDir, "gateway.stdout.log");
+
+  const childEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("KESSAI_")));
+  Object.assign(childEnv, {
+    KESSAI_ADDR: `127.0.0.1:${port}`,
+    KESSAI_DEMO_ADDR: demo ? `127.0.0.1:${demoPort}` : "",
+    KESSAI_DATA_DIR: dataDir,
+    ...env,
+  });
+
+  // Logs go to files in the data dir (not pipes we must keep draining); the
+  // stderr file is what failing tests print the tail of.
+  const stderrFile = createWriteStream(stderrPath);
+  const stdoutFile = createWriteStream(stdoutPath);
+  await Promise.all([stderrFile, stdoutFile].map((s) => new Promise((r) => s.once("open", r))));
+  const child = spawn(BINARY, [], { env: childEnv, stdio: ["ignore", stdoutFile, stderrFile] });
+
+  let exited = null; // { code, signal } once the process is gone
+  const exitPromise = new Promise((resolve) => {
+    child.once("exit", (code, signal) => {
+      exited = { code, signal };
+      resolve(exited);
+    });
+    child.once("error", (err) => {
+      exited = { code: null, signal: null, error: err };
+      resolve(exited);
+    });
+  });
+  // A crashed or interrupted test run must not leave a gateway holding a port.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+
+  const logTail = async (lines = LOG_TAIL_LINES) => {
+    const text = await readFile(stderrPath, "utf8").catch(() => "");
+    return text.trimEnd().split("\n").slice(-lines).join("\n");
+  };
+
+  const cleanup = async () => {
+    process.removeListener("exit", killOnExit);
+    stderrFile.close();
+    stdoutFile.close();
+    if (!process.env.KESSAI_CONFORMANCE_KEEP) {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  };
+
+  // Readiness per the operating contract: GET /heartbeat answers 200.
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (exited) {
+      const tail = await logTail();
+      await cleanup();
+      const why = exited.error ? exited.error.message : `code ${exited.code}, signal ${exited.signal}`;
+      throw new Error(`gateway exited before it was ready (${why}); stderr:\n${tail}`);
+    }
+    try {
+      const res = await fetch(`${endpoint}/heartbeat`, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      await exitPromise;
+      const tail = await logTail();
+      await cleanup();
+      throw new Error(`gateway not ready within ${READY_TIMEOUT_MS} ms at ${endpoint}; stderr:\n${tail}`);
+    }
+    await sleep(50);
+  }
+
+  const credentials = JSON.parse(await readFile(join(dataDir, "demo-credentials.json"), "utf8"));
+
+  // Every request/response any SDK from this harness made, so tests can
+  // audit headers across the whole file (see §10 gotchas 1 and 2).
+  const requests = [];
+  const responses = [];
+  // Calls to the SDK's handleUpdateJWT: non-empty means the gateway made
+  // the SDK replace its credentials.
+  const jwtUpdates = [];
+
+  /** A new SDK client for this gateway; overrides go to the SDK constructor. */
+  const makeSDK = (overrides = {}) => {
+    const sdk = new SDK({
+      endpoint,
+      jwt: credentials.jwt,
+      secret: credentials.secret,
+      handleUpdateJWT: (jwt) => jwtUpdates.push(jwt),
+      ...overrides,
+    });
+    sdk.on("request", (req) => requests.push(req));
+    sdk.on("response", (res) => responses.push(res));
+    return sdk;
+  };
+
+  /** SIGTERM, then the contract: drain and exit 0. */
+  const stop = async () => {
+    if (!exited) child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+    const result = await exitPromise;
+    clearTimeout(timer);
+    const tail = result.code === 0 ? "" : await logTail();
+    await cleanup();
+    assert.deepEqual(
+      { code: result.code, signal: result.signal },
+      { code: 0, signal: null },
+      `gateway did not exit 0 on SIGTERM; stderr:\n${tail}`,
+    );
+  };
+
+  return {
+    endpoint,
+    port,
+    demoEndpoint: demo ? `http://127.0.0.1:${demoPort}` : null,
+    dataDir,
+    credentials,
+    sdk: makeSDK(),
+    makeSDK,
+    requests,
+    responses,
+    jwtUpdates,
+    logTail,
+    stop,
+    pid: child.pid,
+  };
+}
+
+/**
+ * Registers hooks in the current scope (file or describe) that run one
+ * gateway for all its tests, and returns an object that the `before` hook
+ * fills with the startGateway() result.
+ */
+export function useGateway(options) {
+  const gw = {};
+  before(async () => {
+    Object.assign(gw, await startGateway(options));
+  }, { timeout: READY_TIMEOUT_MS + 10_000 });
+
+  afterEach(async (t) => {
+    if (t.passed || !gw.logTail) return;
+    const tail = await gw.logTail();
+    process.stderr.write(`\n--- gateway stderr (last ${LOG_TAIL_LINES} lines) after failed test "${t.name}" ---\n${tail}\n---\n`);
+  });
+
+  after(async () => {
+    if (gw.stop) await gw.stop();
+  }, { timeout: STOP_TIMEOUT_MS + 5_000 });
+
+  return gw;
+}
+
+/**
+ * Asserts that an SDK call rejects with the given API error, as univapay-node
+ * surfaces it: err.errorResponse = { status, httpCode, code, errors }.
+ * `field`, if given, must be named by one of errors[].field.
+ * Resolves to the errorResponse for further checks.
+ */
+export async function expectAPIError(promise, { code, httpCode, field }) {
+  let errorResponse;
+  await assert.rejects(promise, (err) => {
+    assert.ok(err.errorResponse, `expected an SDK ResponseError, got ${err?.stack || err}`);
+    errorResponse = err.errorResponse;
+    return true;
+  });
+  const got = { code: errorResponse.code, httpCode: errorResponse.httpCode };
+  const want = { code, httpCode: httpCode ?? errorResponse.httpCode };
+  assert.deepEqual(got, want, `unexpected error response ${JSON.stringify(errorResponse)}`);
+  if (field !== undefined) {
+    const fields = (Array.isArray(errorResponse.errors) ? errorResponse.errors : []).map((e) => e.field);
+    assert.ok(fields.includes(field), `no error names field "${field}": ${JSON.stringify(errorResponse.errors)}`);
+  }
+  return errorResponse;
+}
