@@ -13,9 +13,13 @@ import (
 	"strings"
 )
 
-// keyFile holds the master key generated on first start when none is
-// configured. Losing it invalidates every app token.
-const keyFile = "server.key"
+// Key files generated into the data directory on first start when no key
+// is configured. Losing server.key invalidates every app token; losing
+// card.key makes every stored card unusable.
+const (
+	masterKeyFile = "server.key"
+	cardKeyFile   = "card.key"
+)
 
 // masterKey returns the configured key, or the one in the data directory,
 // generating it on first start.
@@ -23,7 +27,22 @@ func masterKey(cfg config) ([]byte, error) {
 	if cfg.SigningKey != nil {
 		return cfg.SigningKey, nil
 	}
-	path := filepath.Join(cfg.DataDir, keyFile)
+	return keyInDataDir(filepath.Join(cfg.DataDir, masterKeyFile))
+}
+
+// cardKeys returns the key that seals card data and the retired keys that
+// still open older data.
+func cardKeys(cfg config) (current []byte, retired [][]byte, err error) {
+	if cfg.CardKey != nil {
+		return cfg.CardKey, cfg.RetiredCardKeys, nil
+	}
+	k, err := keyInDataDir(filepath.Join(cfg.DataDir, cardKeyFile))
+	return k, cfg.RetiredCardKeys, err
+}
+
+// keyInDataDir reads a 32-byte hex key from path, creating it first if it
+// does not exist.
+func keyInDataDir(path string) ([]byte, error) {
 	if b, err := os.ReadFile(path); err == nil {
 		k, err := hex.DecodeString(strings.TrimSpace(string(b)))
 		if err != nil || len(k) < 32 {
@@ -40,7 +59,7 @@ func masterKey(cfg config) ([]byte, error) {
 	// O_EXCL: two processes starting together must not each write a key.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return masterKey(cfg)
+		return keyInDataDir(path)
 	}
 	if err != nil {
 		return nil, err

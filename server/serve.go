@@ -13,9 +13,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/web"
 )
@@ -26,6 +29,8 @@ type gateway struct {
 	log     *slog.Logger
 	db      *sqlite.DB
 	service *payment.Service
+	// fingerprintKey keys the hashes of idempotent requests.
+	fingerprintKey []byte
 }
 
 // open prepares the data directory, the store and the service.
@@ -41,6 +46,14 @@ func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	cardKey, retired, err := cardKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	vault, err := aesgcm.New(cardKey, retired...)
+	if err != nil {
+		return nil, err
+	}
 	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
 	if err != nil {
 		return nil, err
@@ -48,8 +61,11 @@ func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
 	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
 		PublicOrigin: cfg.publicOrigin(),
+		Vault:        vault,
+		Processor:    sandbox.Processor{Latency: cfg.SandboxLatency},
+		Limits:       cfg.Resources,
 	})
-	return &gateway{cfg: cfg, log: log, db: db, service: svc}, nil
+	return &gateway{cfg: cfg, log: log, db: db, service: svc, fingerprintKey: deriveKey(master, "idempotency-fingerprint")}, nil
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -69,7 +85,39 @@ func serve(ctx context.Context, cfg config) error {
 		return fmt.Errorf("first start: %w", err)
 	}
 
-	apiServer := api.New(api.Config{Service: g.service, Logger: log, PublicOrigin: cfg.publicOrigin()})
+	// The worker finishes what requests started (and, after a restart, what
+	// a crash interrupted). It stops only after the HTTP servers have
+	// drained, so that nothing they accepted is left half-done.
+	workerCtx, stopWorker := context.WithCancel(context.Background())
+	workerDone := make(chan struct{})
+	go func() {
+		defer close(workerDone)
+		g.service.RunWorker(workerCtx, time.Second, log)
+	}()
+	defer func() {
+		stopWorker()
+		<-workerDone
+	}()
+
+	limiter := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys})
+	go limiter.SweepEvery(workerCtx, time.Minute)
+	idempotency := payment.NewIdempotency(g.db, payment.SystemClock{}, payment.IdempotencyConfig{
+		FingerprintKey: g.fingerprintKey,
+		// Longer than any request may run (the write timeout), so that a
+		// reservation is only taken over once its request is surely gone.
+		LockTimeout: 90 * time.Second,
+	})
+	go sweepEvery(workerCtx, time.Hour, log, "idempotency keys", idempotency.Sweep)
+	apiServer := api.New(api.Config{
+		Service: g.service, Logger: log, PublicOrigin: cfg.publicOrigin(), PollWait: cfg.PollWait,
+		Idempotency: idempotency,
+		RateLimits:  api.RateLimits{Limiter: limiter, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
+	})
+	// Hosted pages and static files are not API requests: they carry no
+	// rate-limit headers, and a simple per-IP guard keeps them from being
+	// used to hammer the gateway.
+	pages := newPageGuard(cfg.PageRatePerMinute, cfg.TrustedProxies)
+	go pages.sweep(workerCtx)
 	gatewayMux := http.NewServeMux()
 	gatewayMux.Handle("/", apiServer)
 	servers := []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
@@ -78,7 +126,7 @@ func serve(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		servers = append(servers, newHTTPServer(cfg.DemoAddr, demo, log))
+		servers = append(servers, newHTTPServer(cfg.DemoAddr, pages.wrap(demo), log))
 	}
 
 	// Bind every port before saying anything, so that what is printed is
@@ -120,6 +168,24 @@ func serve(ctx context.Context, cfg config) error {
 	}
 	log.Info("stopped")
 	return shutdownErr
+}
+
+// sweepEvery runs a clean-up at every interval until ctx ends.
+func sweepEvery(ctx context.Context, interval time.Duration, log *slog.Logger, what string, sweep func(context.Context) (int, error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := sweep(ctx); err != nil {
+				log.Error("sweep", "what", what, "error", err)
+			} else if n > 0 {
+				log.Debug("sweep", "what", what, "removed", n)
+			}
+		}
+	}
 }
 
 func newHTTPServer(addr string, h http.Handler, log *slog.Logger) *http.Server {

@@ -24,6 +24,15 @@ type Config struct {
 	PublicOrigin string
 	// MaxBodyBytes caps request bodies; default 1 MiB.
 	MaxBodyBytes int64
+	// PollWait is the longest a ?polling=true read is held while its
+	// object is still being processed; default 3 s.
+	PollWait time.Duration
+	// RateLimits limits the API's requests (spec/limits.md); a nil
+	// Limiter turns that off.
+	RateLimits RateLimits
+	// Idempotency keeps the answers of POST and PATCH requests carrying an
+	// Idempotency-Key; nil turns the feature off (idempotency.go).
+	Idempotency *payment.Idempotency
 }
 
 // Server serves the API.
@@ -32,8 +41,11 @@ type Server struct {
 	log          *slog.Logger
 	publicOrigin string
 	maxBody      int64
+	pollWait     time.Duration
+	limits       RateLimits
 	router       *mux.Router
 	handler      http.Handler
+	idem         *payment.Idempotency
 
 	preflight preflightCache
 }
@@ -43,6 +55,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if cfg.PollWait <= 0 {
+		cfg.PollWait = 3 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -51,13 +66,18 @@ func New(cfg Config) *Server {
 		log:          cfg.Logger,
 		publicOrigin: cfg.PublicOrigin,
 		maxBody:      cfg.MaxBodyBytes,
+		pollWait:     cfg.PollWait,
+		limits:       cfg.RateLimits,
+		idem:         cfg.Idempotency,
 		preflight:    preflightCache{ttl: 5 * time.Second},
 	}
 	s.router = s.routes()
 	// Outermost first: every response gets a request id and a log line,
-	// even one that panicked; authentication runs before CORS and the
-	// handlers so that both (and later rate limits) know the caller.
-	s.handler = s.withRequestID(s.withLogging(s.withRecovery(s.withAuthentication(s.withCORS(s.router)))))
+	// even one that panicked; authentication runs first so that CORS, the
+	// rate limits (whose subject is the caller) and the handlers know who
+	// is calling; a request the limits refuse never reaches idempotency or
+	// a handler.
+	s.handler = s.withRequestID(s.withLogging(s.withRecovery(s.withAuthentication(s.withCORS(s.withRateLimits(s.withIdempotency(s.router)))))))
 	return s
 }
 
@@ -80,6 +100,8 @@ func (s *Server) routes() *mux.Router {
 	r.HandleFunc("/stores/{storeId}", s.authed(s.getStore)).Methods(http.MethodGet)
 	r.HandleFunc("/checkout_info", s.authed(s.getCheckoutInfo)).Methods(http.MethodGet)
 	r.HandleFunc("/stores/{storeId}/create_customer_id", s.authed(s.createCustomerID)).Methods(http.MethodPost)
+
+	s.paymentRoutes(r)
 
 	r.HandleFunc("/app_jwts", s.authed(s.listAppJWTs)).Methods(http.MethodGet)
 	r.HandleFunc("/app_jwts", s.authed(s.createAppJWT)).Methods(http.MethodPost)

@@ -38,7 +38,7 @@ type claims struct {
 	IssuedAt   int64    `json:"iat"`
 	MerchantID string   `json:"merchant_id"`
 	StoreID    string   `json:"store_id,omitempty"`
-	Domains    []string `json:"domains,omitempty"`
+	Domains    []string `json:"domains,omitzero"`
 	Mode       string   `json:"mode,omitempty"`
 	CreatorID  string   `json:"creator_id"`
 	Version    int      `json:"version"`

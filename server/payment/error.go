@@ -25,6 +25,23 @@ const (
 	CodeInternal            Code = "INTERNAL_SERVER_ERROR"
 	CodeServiceUnavailable  Code = "SERVICE_UNAVAILABLE_TRY_AGAIN"
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_KEY_CONFLICT"
+
+	CodeDirectCardTokenDisabled  Code = "DIRECT_CARD_TOKEN_CREATION_DISABLED"
+	CodeNoTestCardInLiveMode     Code = "NO_TEST_CARD_IN_LIVE_MODE"
+	CodeNoGatewaysAvailable      Code = "NO_GATEWAYS_AVAILABLE"
+	CodeTransactionAlreadyDone   Code = "TRANSACTION_ALREADY_PROCESSED"
+	CodeNotOneTimeToken          Code = "NOT_ONE_TIME_TOKEN"
+	CodeTokenForWrongStore       Code = "TOKEN_FOR_WRONG_STORE"
+	CodeProcessingModeMismatch   Code = "PROCESSING_MODE_MISMATCH"
+	CodeTokenExpired             Code = "TRANSACTION_TOKEN_EXPIRED"
+	CodeChargeAmountTooLow       Code = "CHARGE_AMOUNT_TOO_LOW"
+	CodeChargeAmountTooHigh      Code = "CHARGE_AMOUNT_TOO_HIGH"
+	CodeAlreadyCaptured          Code = "ALREADY_CAPTURED"
+	CodeCaptureAmountTooLarge    Code = "CAPTURE_AMOUNT_TOO_LARGE"
+	CodeRefundExceedsCharge      Code = "REFUND_EXCEEDS_CHARGE_AMOUNT"
+	CodeCannotRefundUnsuccessful Code = "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"
+	CodeCurrencyMustMatchCharge  Code = "CURRENCY_MUST_MATCH_CHARGE"
+	CodeCancelNotAllowed         Code = "CANCEL_NOT_ALLOWED"
 )
 
 // Reasons name what is wrong with one field.

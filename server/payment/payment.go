@@ -2,7 +2,8 @@
 // payments it manages, the rules that govern them, the error codes it speaks
 // and the interfaces its storage engines and processors implement.
 //
-// It imports nothing else of Kessai's, so the rules can be read, tested and
+// It imports nothing else of Kessai's but the card rules of wasm/card (a
+// leaf package of pure functions shared with the browser widget), so the rules can be read, tested and
 // reused without HTTP, SQL or a particular acquirer in the way. The HTTP API
 // (package api) decodes requests, calls one Service method and encodes the
 // answer; the storage engines (sqlite, postgres) only store what they are
@@ -113,6 +114,43 @@ type Tx interface {
 	ListAppTokens(ctx context.Context, f AppTokenFilter, p ListParams) (Page[*AppToken], error)
 	RevokeAppToken(ctx context.Context, id uuid.UUID, at time.Time) error
 	ActiveDomains(ctx context.Context) ([]string, error)
+
+	CreateToken(ctx context.Context, t *TransactionToken) error
+	Token(ctx context.Context, id uuid.UUID) (*TransactionToken, error)
+	UpdateToken(ctx context.Context, t *TransactionToken) error
+	// EraseTokenCVC forgets a token's sealed CVC.
+	EraseTokenCVC(ctx context.Context, id uuid.UUID) error
+	ListTokens(ctx context.Context, f TokenFilter, p ListParams) (Page[*TransactionToken], error)
+
+	CreateCharge(ctx context.Context, c *Charge) error
+	Charge(ctx context.Context, id uuid.UUID) (*Charge, error)
+	UpdateCharge(ctx context.Context, c *Charge) error
+	ListCharges(ctx context.Context, f ChargeFilter, p ListParams) (Page[*Charge], error)
+	// RecentCharge reports whether a charge on the token for this amount
+	// and currency was accepted (not itself rejected as a duplicate) at or
+	// after since.
+	RecentCharge(ctx context.Context, tokenID uuid.UUID, amount int64, currency string, since time.Time) (bool, error)
+
+	CreateRefund(ctx context.Context, r *Refund) error
+	Refund(ctx context.Context, id uuid.UUID) (*Refund, error)
+	UpdateRefund(ctx context.Context, r *Refund) error
+	ListRefunds(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*Refund], error)
+	// RefundedAmount sums a charge's refunds that are pending or
+	// successful: what is already promised back.
+	RefundedAmount(ctx context.Context, chargeID uuid.UUID) (int64, error)
+
+	CreateCancel(ctx context.Context, c *Cancel) error
+	Cancel(ctx context.Context, id uuid.UUID) (*Cancel, error)
+	UpdateCancel(ctx context.Context, c *Cancel) error
+	ListCancels(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*Cancel], error)
+	PendingCancelFor(ctx context.Context, chargeID uuid.UUID) (bool, error)
+
+	// PutLedgerEntry inserts or updates the history line of a resource.
+	PutLedgerEntry(ctx context.Context, e *LedgerEntry) error
+	ListLedger(ctx context.Context, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error)
+
+	// PendingWork returns up to limit unfinished operations, oldest first.
+	PendingWork(ctx context.Context, limit int) ([]Work, error)
 
 	// TakeQuota counts one unit of a limited resource in its period and
 	// reports false, taking nothing, when limit units are already counted.

@@ -31,11 +31,13 @@ type Quota struct {
 type ResourceLimits struct {
 	AppTokens         int
 	TestChargesPerDay int
+	// DuplicateWindow is the duplicate-charge rule's window (spec §6).
+	DuplicateWindow time.Duration
 }
 
 // DefaultResourceLimits are the spec's values.
 func DefaultResourceLimits() ResourceLimits {
-	return ResourceLimits{AppTokens: 20, TestChargesPerDay: 1440}
+	return ResourceLimits{AppTokens: 20, TestChargesPerDay: 1440, DuplicateWindow: 30 * time.Second}
 }
 
 func (q Quota) key(scope string, now time.Time) QuotaKey {

@@ -26,8 +26,12 @@ type Service struct {
 	// the link form) may always use a store's browser token.
 	publicOrigin string
 	limits       ResourceLimits
+	vault        CardVault
+	processor    Processor
 
-	auth authCache
+	auth    authCache
+	wake    chan struct{}
+	changes changeNotifier
 }
 
 // Config is what a Service needs besides its parts.
@@ -35,6 +39,9 @@ type Config struct {
 	SecretKey    []byte
 	PublicOrigin string
 	Limits       ResourceLimits
+	// Vault encrypts card data at rest; Processor is the acquirer.
+	Vault     CardVault
+	Processor Processor
 	// AuthCacheTTL is how long a looked-up app token is trusted without
 	// reading it again; it bounds how long a token revoked through another
 	// instance keeps working. Default 2 s.
@@ -56,6 +63,9 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		secretKey:    cfg.SecretKey,
 		publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/"),
 		limits:       cfg.Limits,
+		vault:        cfg.Vault,
+		processor:    cfg.Processor,
+		wake:         make(chan struct{}, 1),
 		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}},
 	}
 }

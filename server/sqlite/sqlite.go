@@ -58,7 +58,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	write.SetMaxOpenConns(1)
-	read, err := sql.Open("sqlite", base)
+	read, err := sql.Open("sqlite", base+"&_pragma=query_only(1)") // View must not write: the driver ignores TxOptions.ReadOnly
 	if err != nil {
 		write.Close()
 		return nil, err

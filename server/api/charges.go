@@ -1,0 +1,311 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// paymentRoutes are the card-payment routes: tokens, charges, captures,
+// refunds, cancels and the transaction history.
+func (s *Server) paymentRoutes(r *mux.Router) {
+	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+	r.HandleFunc("/tokens", s.authed(s.createToken)).Methods(post)
+	r.HandleFunc("/tokens", s.authed(s.listTokens)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/tokens", s.authed(s.listTokens)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/tokens/{id}", s.authed(s.getToken)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/tokens/{id}", s.authed(s.updateToken)).Methods(patch)
+	r.HandleFunc("/stores/{storeId}/tokens/{id}", s.authed(s.deleteToken)).Methods(del)
+
+	r.HandleFunc("/charges", s.authed(s.createCharge)).Methods(post)
+	r.HandleFunc("/charges", s.authed(s.listCharges)).Methods(get)
+	r.HandleFunc("/charges/{id}", s.authed(s.getCharge)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges", s.authed(s.listCharges)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{id}", s.authed(s.getCharge)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{id}", s.authed(s.updateCharge)).Methods(patch)
+	r.HandleFunc("/stores/{storeId}/charges/{id}/capture", s.authed(s.captureCharge)).Methods(post)
+
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/refunds", s.authed(s.createRefund)).Methods(post)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/refunds", s.authed(s.listRefunds)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/refunds/{id}", s.authed(s.getRefund)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/refunds/{id}", s.authed(s.updateRefund)).Methods(patch)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/cancels", s.authed(s.createCancel)).Methods(post)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/cancels", s.authed(s.listCancels)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/cancels/{id}", s.authed(s.getCancel)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{chargeId}/cancels/{id}", s.authed(s.updateCancel)).Methods(patch)
+
+	r.HandleFunc("/transaction_history", s.authed(s.listTransactions)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/transaction_history", s.authed(s.listTransactions)).Methods(get)
+}
+
+type wireRedirect struct {
+	Endpoint   *string `json:"endpoint,omitempty"`
+	RedirectID *string `json:"redirect_id,omitempty"`
+}
+
+type wireChargeThreeDS struct {
+	Mode             *string `json:"mode"`
+	RedirectEndpoint *string `json:"redirect_endpoint"`
+	RedirectID       *string `json:"redirect_id"`
+}
+
+// wireCharge is a charge (reference §3.3). PHP requires
+// transaction_token_type, requested_currency, requested_amount, status,
+// mode and created_on.
+type wireCharge struct {
+	ID                       uuid.UUID         `json:"id"`
+	StoreID                  uuid.UUID         `json:"store_id"`
+	MerchantID               uuid.UUID         `json:"merchant_id"`
+	PlatformID               *string           `json:"platform_id"`
+	TransactionTokenID       uuid.UUID         `json:"transaction_token_id"`
+	TransactionTokenType     string            `json:"transaction_token_type"`
+	SubscriptionID           *uuid.UUID        `json:"subscription_id"`
+	MerchantTransactionID    *string           `json:"merchant_transaction_id"`
+	RequestedAmount          int64             `json:"requested_amount"`
+	RequestedCurrency        string            `json:"requested_currency"`
+	RequestedAmountFormatted json.Number       `json:"requested_amount_formatted"`
+	ChargedAmount            *int64            `json:"charged_amount"`
+	ChargedCurrency          *string           `json:"charged_currency"`
+	ChargedAmountFormatted   *json.Number      `json:"charged_amount_formatted"`
+	FeeAmount                *int64            `json:"fee_amount"`
+	FeeCurrency              *string           `json:"fee_currency"`
+	FeeAmountFormatted       *json.Number      `json:"fee_amount_formatted"`
+	OnlyDirectCurrency       bool              `json:"only_direct_currency"`
+	CaptureAt                *wireTime         `json:"capture_at"`
+	CaptureStatus            string            `json:"capture_status"`
+	Descriptor               *string           `json:"descriptor"`
+	DescriptorPhoneNumber    *string           `json:"descriptor_phone_number"`
+	Status                   string            `json:"status"`
+	Error                    *wirePaymentError `json:"error"`
+	Metadata                 payment.Metadata  `json:"metadata"`
+	Mode                     payment.Mode      `json:"mode"`
+	Type                     string            `json:"type"`
+	Redirect                 wireRedirect      `json:"redirect"`
+	ThreeDS                  wireChargeThreeDS `json:"three_ds"`
+	CreatedOn                wireTime          `json:"created_on"`
+	UpdatedOn                wireTime          `json:"updated_on"`
+}
+
+func captureStatus(ch *payment.Charge) string {
+	switch {
+	case ch.Status == payment.ChargeSuccessful:
+		return "captured"
+	case ch.Status == payment.ChargeAuthorized:
+		return "authorized"
+	}
+	return "not_authorized"
+}
+
+func toWireCharge(ch *payment.Charge) wireCharge {
+	w := wireCharge{
+		ID: ch.ID, StoreID: ch.StoreID, MerchantID: ch.MerchantID, TransactionTokenID: ch.TokenID,
+		TransactionTokenType: string(ch.TokenType), SubscriptionID: optionalID(ch.SubscriptionID),
+		MerchantTransactionID: optionalString(ch.MerchantTransactionID),
+		RequestedAmount:       ch.RequestedAmount, RequestedCurrency: ch.Currency,
+		RequestedAmountFormatted: formatted(ch.RequestedAmount, ch.Currency),
+		ChargedAmount:            ch.ChargedAmount, ChargedAmountFormatted: formattedPtr(ch.ChargedAmount, ch.Currency),
+		CaptureAt: wireTimePtr(ch.CaptureAt), CaptureStatus: captureStatus(ch),
+		Descriptor: optionalString(ch.Descriptor), Status: string(ch.Status), Error: toWirePaymentError(ch.Error),
+		Metadata: wireMetadata(ch.Metadata), Mode: ch.Mode, Type: "normal",
+		ThreeDS: wireChargeThreeDS{
+			Mode: optionalString(ch.ThreeDS.Mode), RedirectEndpoint: optionalString(ch.ThreeDS.RedirectEndpoint),
+			RedirectID: optionalString(ch.ThreeDS.RedirectID),
+		},
+		CreatedOn: wireTime(ch.CreatedOn), UpdatedOn: wireTime(ch.UpdatedOn),
+	}
+	if ch.ChargedAmount != nil {
+		cur := ch.Currency
+		w.ChargedCurrency = &cur
+	}
+	if ch.RedirectEndpoint != "" {
+		w.Redirect.Endpoint = &ch.RedirectEndpoint
+	}
+	return w
+}
+
+type wireNewCharge struct {
+	TransactionTokenID    string              `json:"transaction_token_id"`
+	Amount                int64               `json:"amount"`
+	Currency              string              `json:"currency"`
+	Capture               *bool               `json:"capture"`
+	CaptureAt             *time.Time          `json:"capture_at"`
+	Descriptor            string              `json:"descriptor"`
+	Metadata              json.RawMessage     `json:"metadata"`
+	ThreeDS               *wireThreeDSRequest `json:"three_ds"`
+	Redirect              *wireRedirectInput  `json:"redirect"`
+	MerchantTransactionID string              `json:"merchant_transaction_id"`
+	IPAddress             string              `json:"ip_address"`
+}
+
+type wireRedirectInput struct {
+	Endpoint string `json:"endpoint"`
+}
+
+func (s *Server) createCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	var req wireNewCharge
+	if err := s.decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := payment.NewCharge{
+		Amount: req.Amount, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt,
+		Descriptor: req.Descriptor, MerchantTransactionID: req.MerchantTransactionID, IPAddress: req.IPAddress,
+	}
+	if req.TransactionTokenID != "" {
+		id, err := uuid.Parse(req.TransactionTokenID)
+		if err != nil {
+			s.writeError(w, r, payment.Invalid("transaction_token_id", payment.ReasonInvalidUUID))
+			return
+		}
+		p.TokenID = id
+	}
+	var err error
+	if p.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.ThreeDS != nil {
+		p.ThreeDS = &payment.ThreeDSSettings{Mode: req.ThreeDS.Mode, RedirectEndpoint: req.ThreeDS.RedirectEndpoint, RedirectID: req.ThreeDS.RedirectID}
+	}
+	if req.Redirect != nil {
+		p.RedirectEndpoint = req.Redirect.Endpoint
+	}
+	ch, err := s.svc.CreateCharge(r.Context(), c, p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusCreated, toWireCharge(ch))
+}
+
+// pollWaitOf is how long a read may be held: ?polling=true asks for a
+// long poll.
+func (s *Server) pollWaitOf(r *http.Request) time.Duration {
+	if newQuery(r).polling() {
+		return s.pollWait
+	}
+	return 0
+}
+
+func (s *Server) getCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, err := optionalStoreID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ch, err := s.svc.Charge(r.Context(), c, storeID, id, s.pollWaitOf(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toWireCharge(ch))
+}
+
+var chargeStatuses = []string{"pending", "awaiting", "authorized", "successful", "failed", "error", "canceled"}
+
+func (s *Server) listCharges(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, err := optionalStoreID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, err := listParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q := newQuery(r)
+	f := payment.ChargeFilter{
+		Mode:       q.mode(),
+		Status:     payment.ChargeStatus(q.oneOf("status", chargeStatuses...)),
+		Currency:   strings.ToUpper(q.str("currency")),
+		From:       q.time("from"),
+		To:         q.time("to"),
+		AmountFrom: q.int64("amount_from"),
+		AmountTo:   q.int64("amount_to"),
+		TokenID:    q.id("transaction_token_id"),
+		LastFour:   q.str("last_four"),
+		Email:      q.str("email"),
+	}
+	if m := q.str("metadata"); m != "" {
+		key, value, ok := strings.Cut(m, ":")
+		if !ok || strings.TrimSpace(key) == "" {
+			q.v.Add("metadata", payment.ReasonInvalidFormat)
+		}
+		f.MetadataKey, f.MetadataValue = strings.TrimSpace(key), strings.TrimSpace(value)
+	}
+	if err := q.err(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := s.svc.Charges(r.Context(), c, storeID, f, p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireCharge))
+}
+
+type wireMetadataUpdate struct {
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+func (s *Server) updateCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, id, err := storeAndID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req wireMetadataUpdate
+	if err := s.decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	md, err := payment.ParseMetadata(req.Metadata, "metadata")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ch, err := s.svc.UpdateCharge(r.Context(), c, storeID, id, md)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toWireCharge(ch))
+}
+
+type wireCapture struct {
+	Amount   *int64 `json:"amount"`
+	Currency string `json:"currency"`
+}
+
+// captureCharge answers an empty 201, as the Java SDK expects; the body
+// may be a JSON null (PHP) meaning "capture everything".
+func (s *Server) captureCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, id, err := storeAndID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req wireCapture
+	if err := s.decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.svc.CaptureCharge(r.Context(), c, storeID, id, req.Amount, req.Currency); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}

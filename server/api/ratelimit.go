@@ -1,0 +1,235 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kessai/kessai/server/limit"
+	"github.com/kessai/kessai/server/payment"
+)
+
+// The rate-limit headers of spec/limits.md §2.
+const (
+	headerRemaining          = "X-Remaining-Requests"
+	headerPerMinute          = "X-Requests-Per-Minute"
+	headerRemainingRoute     = "X-Remaining-Requests-Route"
+	headerPerMinuteRoute     = "X-Requests-Per-Minute-Route"
+	headerRemainingExact     = "X-Remaining-Requests-Exact"
+	headerPerMinuteExact     = "X-Requests-Per-Minute-Exact"
+	rateLimitBucketSeparator = "|"
+)
+
+// RateLimits configures the API's rate limiting.
+type RateLimits struct {
+	// Limiter keeps the buckets; nil turns rate limiting off.
+	Limiter limit.Limiter
+	Rules   limit.Rules
+	// TrustedProxies are the peers whose X-Forwarded-For is believed; with
+	// none, the client is the TCP peer.
+	TrustedProxies []netip.Prefix
+}
+
+// isChargeClass reports whether a request is one of the three operations of
+// the charge class (spec §2): POST /tokens, /charges, /subscriptions.
+func isChargeClass(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	switch r.URL.Path {
+	case "/tokens", "/charges", "/subscriptions":
+		return true
+	}
+	return false
+}
+
+// subject is whose budget a request spends (spec §1): a secret-bearing
+// token's store or merchant; a browser token's store and the client's IP;
+// anyone else's IP. Test and live never share.
+func (s *Server) subject(r *http.Request) string {
+	ip := s.clientIP(r)
+	c := authOf(r).caller
+	if c == nil {
+		return "ip:" + ip
+	}
+	owner := "store:" + c.Token.StoreID.String()
+	if c.Token.IsMerchantToken() {
+		owner = "merchant:" + c.Token.MerchantID.String()
+	}
+	if !c.WithSecret {
+		owner += "/ip:" + ip
+	}
+	return owner + "/mode:" + string(c.Token.Mode)
+}
+
+func (s *Server) clientIP(r *http.Request) string {
+	return ClientIP(r, s.limits.TrustedProxies)
+}
+
+// ClientIP is the TCP peer, or, when the peer is a trusted proxy, the
+// rightmost address of X-Forwarded-For that is not itself a trusted proxy
+// (the leftmost ones are whatever the client chose to send).
+func ClientIP(r *http.Request, trustedProxies []netip.Prefix) string {
+	peer := remoteIP(r)
+	if len(trustedProxies) == 0 {
+		return peer
+	}
+	trusted := func(a netip.Addr) bool {
+		a = a.Unmap()
+		for _, p := range trustedProxies {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	addr, err := netip.ParseAddr(peer)
+	if err != nil || !trusted(addr) {
+		return peer
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		if !trusted(hop) {
+			return hop.Unmap().String()
+		}
+	}
+	return peer
+}
+
+// routeKey is the route template with every variable written {id}
+// (`/stores/{id}/charges/{id}/refunds`), method ignored; a path no route
+// matches has its id-like segments collapsed the same way.
+func (s *Server) routeKey(r *http.Request) string {
+	var m mux.RouteMatch
+	if s.router.Match(r, &m) && m.Route != nil {
+		if tpl, err := m.Route.GetPathTemplate(); err == nil {
+			return collapseTemplate(tpl)
+		}
+	}
+	return collapsePath(r.URL.Path)
+}
+
+func collapseTemplate(tpl string) string {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(tpl, '{')
+		if open < 0 {
+			b.WriteString(tpl)
+			return b.String()
+		}
+		end := strings.IndexByte(tpl[open:], '}')
+		if end < 0 {
+			b.WriteString(tpl)
+			return b.String()
+		}
+		b.WriteString(tpl[:open])
+		b.WriteString("{id}")
+		tpl = tpl[open+end+1:]
+	}
+}
+
+// collapsePath replaces every segment that looks like an id — a UUID, or
+// anything with a digit in it — by {id}.
+func collapsePath(path string) string {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if strings.ContainsAny(seg, "0123456789") {
+			segs[i] = "{id}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// exactKey is the complete path with its raw query string, method ignored.
+func exactKey(r *http.Request) string {
+	if r.URL.RawQuery == "" {
+		return r.URL.EscapedPath()
+	}
+	return r.URL.EscapedPath() + "?" + r.URL.RawQuery
+}
+
+// withRateLimits admits or refuses every API request before any handler
+// runs, and writes the class's headers on every answer, errors included.
+func (s *Server) withRateLimits(next http.Handler) http.Handler {
+	if s.limits.Limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		subject := s.subject(r)
+		var buckets [2]limit.Bucket
+		var list []limit.Bucket
+		charge := isChargeClass(r)
+		if charge {
+			buckets[0] = limit.Bucket{Kind: limit.KindCharge, Key: subject, Rule: s.limits.Rules.Charge}
+			list = buckets[:1]
+		} else {
+			buckets[0] = limit.Bucket{Kind: limit.KindRoute, Key: subject + rateLimitBucketSeparator + s.routeKey(r), Rule: s.limits.Rules.Route}
+			buckets[1] = limit.Bucket{Kind: limit.KindExact, Key: subject + rateLimitBucketSeparator + exactKey(r), Rule: s.limits.Rules.Exact}
+			list = buckets[:2]
+		}
+		res, err := s.limits.Limiter.Admit(r.Context(), list)
+		writeRateHeaders(w.Header(), charge, res, s.limits.Rules)
+		switch {
+		case errors.Is(err, limit.ErrFull):
+			// Every bucket is live and the table is at its cap: refuse
+			// rather than admit a request nobody counts.
+			w.Header().Set("Retry-After", "1")
+			s.writeError(w, r, payment.Errorf(payment.CodeServiceUnavailable, "rate limiter at capacity"))
+			return
+		case err != nil:
+			s.log.LogAttrs(r.Context(), slog.LevelError, "rate limiter",
+				slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+			s.writeError(w, r, err)
+			return
+		case !res.Admitted:
+			w.Header().Set("Retry-After", retryAfterSeconds(res.RetryAfter))
+			if r.Header.Get(idempotencyKeyHeader) != "" {
+				// Refused before the key was looked at: a retry runs.
+				w.Header().Set(idempotencyStatusHeader, idempotencyNotStored)
+			}
+			s.writeError(w, r, payment.Errorf(payment.CodeTooManyRequests, "rate limit reached"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// retryAfterSeconds rounds up to whole seconds, at least 1 (spec §4).
+func retryAfterSeconds(d time.Duration) string {
+	secs := int64(math.Ceil(d.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	return strconv.FormatInt(secs, 10)
+}
+
+// writeRateHeaders writes the charge class's two headers or the standard
+// class's four, never both.
+func writeRateHeaders(h http.Header, charge bool, res limit.Result, rules limit.Rules) {
+	remaining := func(k limit.Kind) string {
+		if b, ok := res.Find(k); ok {
+			return strconv.Itoa(b.Remaining)
+		}
+		return "0"
+	}
+	if charge {
+		h.Set(headerRemaining, remaining(limit.KindCharge))
+		h.Set(headerPerMinute, strconv.Itoa(rules.Charge.PerMinute))
+		return
+	}
+	h.Set(headerRemainingRoute, remaining(limit.KindRoute))
+	h.Set(headerPerMinuteRoute, strconv.Itoa(rules.Route.PerMinute))
+	h.Set(headerRemainingExact, remaining(limit.KindExact))
+	h.Set(headerPerMinuteExact, strconv.Itoa(rules.Exact.PerMinute))
+}

@@ -1,0 +1,349 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+type wirePhone struct {
+	CountryCode int    `json:"country_code"`
+	LocalNumber string `json:"local_number"`
+}
+
+type wireBilling struct {
+	Line1       *string    `json:"line1"`
+	Line2       *string    `json:"line2"`
+	State       *string    `json:"state"`
+	City        *string    `json:"city"`
+	Country     *string    `json:"country"`
+	Zip         *string    `json:"zip"`
+	PhoneNumber *wirePhone `json:"phone_number"`
+}
+
+func toWireBilling(b payment.Billing) wireBilling {
+	w := wireBilling{
+		Line1: optionalString(b.Line1), Line2: optionalString(b.Line2), State: optionalString(b.State),
+		City: optionalString(b.City), Country: optionalString(b.Country), Zip: optionalString(b.Zip),
+	}
+	if b.PhoneNumber != nil {
+		w.PhoneNumber = &wirePhone{CountryCode: b.PhoneNumber.CountryCode, LocalNumber: b.PhoneNumber.LocalNumber}
+	}
+	return w
+}
+
+type wireCard struct {
+	Cardholder string  `json:"cardholder"`
+	ExpMonth   int     `json:"exp_month"`
+	ExpYear    int     `json:"exp_year"`
+	CardBIN    string  `json:"card_bin"`
+	LastFour   string  `json:"last_four"`
+	Brand      string  `json:"brand"`
+	CardType   string  `json:"card_type"`
+	Country    *string `json:"country"`
+	Category   *string `json:"category"`
+	Issuer     *string `json:"issuer"`
+	SubBrand   string  `json:"sub_brand"`
+}
+
+type wireCVVAuthorize struct {
+	Enabled       bool    `json:"enabled"`
+	Status        *string `json:"status"`
+	ChargeID      *string `json:"charge_id"`
+	CredentialsID *string `json:"credentials_id"`
+	Currency      *string `json:"currency"`
+}
+
+type wireTokenThreeDS struct {
+	Enabled          bool    `json:"enabled"`
+	Status           *string `json:"status"`
+	RedirectEndpoint *string `json:"redirect_endpoint"`
+	RedirectID       *string `json:"redirect_id"`
+	Error            any     `json:"error"`
+	Exempted         *bool   `json:"exempted"`
+}
+
+type wireCardData struct {
+	Card         wireCard         `json:"card"`
+	Billing      wireBilling      `json:"billing"`
+	CVVAuthorize wireCVVAuthorize `json:"cvv_authorize"`
+	ThreeDS      wireTokenThreeDS `json:"three_ds"`
+}
+
+// wireToken is a transaction token (reference §3.2). PHP's SDK requires
+// data.card and data.cvv_authorize on card tokens.
+type wireToken struct {
+	ID          uuid.UUID        `json:"id"`
+	StoreID     uuid.UUID        `json:"store_id"`
+	MerchantID  uuid.UUID        `json:"merchant_id"`
+	PlatformID  *string          `json:"platform_id"`
+	Email       string           `json:"email"`
+	PaymentType string           `json:"payment_type"`
+	Active      bool             `json:"active"`
+	Mode        payment.Mode     `json:"mode"`
+	Type        string           `json:"type"`
+	UsageLimit  *string          `json:"usage_limit"`
+	Confirmed   *bool            `json:"confirmed"`
+	IPAddress   *string          `json:"ip_address"`
+	Metadata    payment.Metadata `json:"metadata"`
+	CreatedOn   wireTime         `json:"created_on"`
+	UpdatedOn   wireTime         `json:"updated_on"`
+	LastUsedOn  *wireTime        `json:"last_used_on"`
+	Data        wireCardData     `json:"data"`
+}
+
+func toWireToken(t *payment.TransactionToken) wireToken {
+	w := wireToken{
+		ID: t.ID, StoreID: t.StoreID, MerchantID: t.MerchantID, Email: t.Email, PaymentType: t.PaymentType,
+		Active: t.Active, Mode: t.Mode, Type: string(t.Type), UsageLimit: optionalString(t.UsageLimit),
+		IPAddress: optionalString(t.IPAddress), Metadata: wireMetadata(t.Metadata),
+		CreatedOn: wireTime(t.CreatedOn), UpdatedOn: wireTime(t.UpdatedOn), LastUsedOn: wireTimePtr(t.LastUsedOn),
+		Data: wireCardData{
+			Card: wireCard{
+				Cardholder: t.Card.Cardholder, ExpMonth: t.Card.ExpMonth, ExpYear: t.Card.ExpYear,
+				CardBIN: t.Card.BIN, LastFour: t.Card.LastFour, Brand: t.Card.Brand, CardType: "credit", SubBrand: "none",
+			},
+			Billing: toWireBilling(t.Card.Billing),
+			CVVAuthorize: wireCVVAuthorize{
+				Enabled: t.CVVAuthorize.Enabled, Currency: optionalString(t.CVVAuthorize.Currency),
+			},
+			ThreeDS: wireTokenThreeDS{
+				Enabled: t.ThreeDS.Enabled, RedirectEndpoint: optionalString(t.ThreeDS.RedirectEndpoint),
+				RedirectID: optionalString(t.ThreeDS.RedirectID),
+			},
+		},
+	}
+	return w
+}
+
+type wireThreeDSRequest struct {
+	Enabled          bool   `json:"enabled"`
+	Mode             string `json:"mode"`
+	RedirectEndpoint string `json:"redirect_endpoint"`
+	RedirectID       string `json:"redirect_id"`
+}
+
+type wireNewCard struct {
+	Cardholder   string          `json:"cardholder"`
+	CardNumber   string          `json:"card_number"`
+	ExpMonth     json.RawMessage `json:"exp_month"`
+	ExpYear      json.RawMessage `json:"exp_year"`
+	CVV          string          `json:"cvv"`
+	Line1        string          `json:"line1"`
+	Line2        string          `json:"line2"`
+	State        string          `json:"state"`
+	City         string          `json:"city"`
+	Country      string          `json:"country"`
+	Zip          string          `json:"zip"`
+	PhoneNumber  *wirePhone      `json:"phone_number"`
+	CVVAuthorize *struct {
+		Enabled  bool   `json:"enabled"`
+		Currency string `json:"currency"`
+	} `json:"cvv_authorize"`
+	ThreeDS *wireThreeDSRequest `json:"three_ds"`
+}
+
+type wireNewToken struct {
+	PaymentType string              `json:"payment_type"`
+	Type        string              `json:"type"`
+	UsageLimit  string              `json:"usage_limit"`
+	Email       string              `json:"email"`
+	Metadata    json.RawMessage     `json:"metadata"`
+	IPAddress   string              `json:"ip_address"`
+	ThreeDS     *wireThreeDSRequest `json:"three_ds"`
+	Data        *wireNewCard        `json:"data"`
+}
+
+func (w *wireNewCard) billing() payment.Billing {
+	b := payment.Billing{Line1: w.Line1, Line2: w.Line2, State: w.State, City: w.City, Country: w.Country, Zip: w.Zip}
+	if w.PhoneNumber != nil {
+		b.PhoneNumber = &payment.Phone{CountryCode: w.PhoneNumber.CountryCode, LocalNumber: w.PhoneNumber.LocalNumber}
+	}
+	return b
+}
+
+func (w *wireNewToken) domain() (payment.NewToken, error) {
+	p := payment.NewToken{
+		PaymentType: w.PaymentType, Type: payment.TokenType(w.Type), UsageLimit: w.UsageLimit,
+		Email: w.Email, IPAddress: w.IPAddress,
+	}
+	var err error
+	if p.Metadata, err = payment.ParseMetadata(w.Metadata, "metadata"); err != nil {
+		return p, err
+	}
+	if w.ThreeDS != nil {
+		p.ThreeDS = &payment.ThreeDSSettings{Mode: w.ThreeDS.Mode, RedirectEndpoint: w.ThreeDS.RedirectEndpoint, RedirectID: w.ThreeDS.RedirectID}
+	}
+	if d := w.Data; d != nil {
+		c := &payment.CardInput{Cardholder: d.Cardholder, Number: d.CardNumber, CVV: d.CVV, Billing: d.billing()}
+		month, err := flexInt(d.ExpMonth, "exp_month")
+		if err != nil {
+			return p, err
+		}
+		year, err := flexInt(d.ExpYear, "exp_year")
+		if err != nil {
+			return p, err
+		}
+		if month != nil {
+			c.ExpMonth = *month
+		}
+		if year != nil {
+			c.ExpYear = *year
+		}
+		if d.CVVAuthorize != nil {
+			c.CVVAuthorize = payment.CVVAuthorize{Enabled: d.CVVAuthorize.Enabled, Currency: d.CVVAuthorize.Currency}
+		}
+		if d.ThreeDS != nil {
+			c.ThreeDS = payment.ThreeDSSettings{Enabled: d.ThreeDS.Enabled, RedirectEndpoint: d.ThreeDS.RedirectEndpoint}
+		}
+		p.Card = c
+	}
+	return p, nil
+}
+
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	var req wireNewToken
+	if err := s.decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, err := req.domain()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tok, err := s.svc.CreateToken(r.Context(), c, p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusCreated, toWireToken(tok))
+}
+
+func (s *Server) getToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, id, err := storeAndID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tok, err := s.svc.Token(r.Context(), c, storeID, id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toWireToken(tok))
+}
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, err := optionalStoreID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p, err := listParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q := newQuery(r)
+	f := payment.TokenFilter{
+		Mode:       q.mode(),
+		Type:       payment.TokenType(q.oneOf("type", "one_time", "subscription", "recurring")),
+		CustomerID: q.str("customer_id"),
+		Email:      q.str("email"),
+	}
+	q.oneOf("payment_type", payment.PaymentTypeCard)
+	if err := q.err(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page, err := s.svc.Tokens(r.Context(), c, storeID, f, p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireToken))
+}
+
+type wireTokenUpdate struct {
+	Email    *string         `json:"email"`
+	Metadata json.RawMessage `json:"metadata"`
+	Data     *struct {
+		CVV      *string         `json:"cvv"`
+		ExpMonth json.RawMessage `json:"exp_month"`
+		ExpYear  json.RawMessage `json:"exp_year"`
+		Line1    string          `json:"line1"`
+		Line2    string          `json:"line2"`
+		State    string          `json:"state"`
+		City     string          `json:"city"`
+		Country  string          `json:"country"`
+		Zip      string          `json:"zip"`
+		Phone    *wirePhone      `json:"phone_number"`
+	} `json:"data"`
+}
+
+func (s *Server) updateToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, id, err := storeAndID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req wireTokenUpdate
+	if err := s.decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u := payment.TokenUpdate{Email: req.Email}
+	if u.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if d := req.Data; d != nil {
+		u.CVV = d.CVV
+		if u.ExpMonth, err = flexInt(d.ExpMonth, "exp_month"); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if u.ExpYear, err = flexInt(d.ExpYear, "exp_year"); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if d.Line1+d.Line2+d.State+d.City+d.Country+d.Zip != "" || d.Phone != nil {
+			nc := wireNewCard{Line1: d.Line1, Line2: d.Line2, State: d.State, City: d.City, Country: d.Country, Zip: d.Zip, PhoneNumber: d.Phone}
+			b := nc.billing()
+			u.Billing = &b
+		}
+	}
+	tok, err := s.svc.UpdateToken(r.Context(), c, storeID, id, u)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toWireToken(tok))
+}
+
+func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+	storeID, id, err := storeAndID(r, "id")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.svc.DeleteToken(r.Context(), c, storeID, id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// storeAndID reads {storeId} and another id variable of the path.
+func storeAndID(r *http.Request, name string) (uuid.UUID, uuid.UUID, error) {
+	storeID, err := pathID(r, "storeId")
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err := pathID(r, name)
+	return storeID, id, err
+}

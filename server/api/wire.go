@@ -1,0 +1,168 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// formatted is a *_formatted field: the amount in major units as a JSON
+// number (USD 1250 → 12.5).
+func formatted(amount int64, currency string) json.Number {
+	cur, ok := payment.LookupCurrency(currency)
+	if !ok {
+		return json.Number(strconv.FormatInt(amount, 10))
+	}
+	return json.Number(payment.FormatAmount(amount, cur))
+}
+
+func formattedPtr(amount *int64, currency string) *json.Number {
+	if amount == nil {
+		return nil
+	}
+	f := formatted(*amount, currency)
+	return &f
+}
+
+type wirePaymentError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+func toWirePaymentError(e *payment.PaymentError) *wirePaymentError {
+	if e == nil {
+		return nil
+	}
+	return &wirePaymentError{Code: e.Code, Message: e.Message, Detail: e.Detail}
+}
+
+func wireMetadata(m payment.Metadata) payment.Metadata {
+	if m == nil {
+		return payment.Metadata{}
+	}
+	return m
+}
+
+func optionalID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}
+
+// flexInt reads a field that clients send as a number or as a numeric
+// string (exp_month "09" from forms, 9 from SDKs).
+func flexInt(raw json.RawMessage, field string) (*int, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, payment.Invalid(field, payment.ReasonInvalidFormat)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, nil
+		}
+	} else {
+		s = string(raw)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return nil, payment.Invalid(field, payment.ReasonInvalidFormat)
+	}
+	return &n, nil
+}
+
+// query reads typed filters from a query string, collecting every mistake.
+type query struct {
+	values map[string][]string
+	v      payment.Validation
+}
+
+func newQuery(r *http.Request) *query { return &query{values: r.URL.Query()} }
+
+func (q *query) str(name string) string {
+	if vs := q.values[name]; len(vs) > 0 {
+		return strings.TrimSpace(vs[0])
+	}
+	return ""
+}
+
+func (q *query) oneOf(name string, allowed ...string) string {
+	s := q.str(name)
+	if s == "" {
+		return ""
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	q.v.Add(name, payment.ReasonInvalidFormat)
+	return ""
+}
+
+func (q *query) int64(name string) *int64 {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		q.v.Add(name, payment.ReasonInvalidFormat)
+		return nil
+	}
+	return &n
+}
+
+func (q *query) id(name string) uuid.UUID {
+	s := q.str(name)
+	if s == "" {
+		return uuid.Nil
+	}
+	id, err := uuid.Parse(s)
+	if err != nil {
+		q.v.Add(name, payment.ReasonInvalidUUID)
+	}
+	return id
+}
+
+// time reads an ISO-8601 timestamp or date, or Unix milliseconds.
+func (q *query) time(name string) *time.Time {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return &t
+		}
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		t := time.UnixMilli(ms).UTC()
+		return &t
+	}
+	q.v.Add(name, "INVALID_FORMAT_DATE")
+	return nil
+}
+
+func (q *query) mode() payment.Mode {
+	return payment.Mode(q.oneOf("mode", string(payment.ModeTest), string(payment.ModeLive)))
+}
+
+func (q *query) polling() bool {
+	return q.str("polling") == "true"
+}
+
+func (q *query) err() error { return q.v.Err() }

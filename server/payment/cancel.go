@@ -1,0 +1,126 @@
+package payment
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Cancel voids an authorisation (reference §3.6); its charge ends
+// canceled.
+type Cancel struct {
+	ID         uuid.UUID
+	StoreID    uuid.UUID
+	MerchantID uuid.UUID
+	ChargeID   uuid.UUID
+	Mode       Mode
+	Status     OperationStatus
+	Error      *PaymentError
+	Metadata   Metadata
+	CreatedOn  time.Time
+	UpdatedOn  time.Time
+}
+
+// CreateCancel asks for an authorised charge to be voided. Only an
+// authorisation that is neither captured nor being captured, and has no
+// cancel under way, can be.
+func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, metadata Metadata) (*Cancel, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
+	var cn *Cancel
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
+		if err != nil {
+			return err
+		}
+		if ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
+			return Errorf(CodeCancelNotAllowed, "only an uncaptured authorisation can be canceled")
+		}
+		open, err := tx.PendingCancelFor(ctx, ch.ID)
+		if err != nil {
+			return err
+		}
+		if open {
+			return Errorf(CodeCancelNotAllowed, "a cancel of this charge is already under way")
+		}
+		now := s.clock.Now()
+		cn = &Cancel{
+			ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
+			Status: OperationPending, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
+		}
+		return tx.CreateCancel(ctx, cn)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.wakeWorker()
+	return cn, nil
+}
+
+func (s *Service) visibleCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID, id uuid.UUID) (*Cancel, error) {
+	if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
+		return nil, err
+	}
+	cn, err := tx.Cancel(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if cn.ChargeID != chargeID {
+		return nil, NotFound("cancel")
+	}
+	return cn, nil
+}
+
+// Cancel returns a cancel, long-polling while it is pending.
+func (s *Service) Cancel(ctx context.Context, c *Caller, storeID, chargeID, id uuid.UUID, wait time.Duration) (*Cancel, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
+	var cn *Cancel
+	read := func() error {
+		return s.storage.View(ctx, func(tx Tx) error {
+			var err error
+			cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id)
+			return err
+		})
+	}
+	err := s.longPoll(ctx, id, wait, read, func() bool { return cn.Status == OperationPending })
+	return cn, err
+}
+
+// Cancels lists a charge's cancels.
+func (s *Service) Cancels(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, p ListParams) (Page[*Cancel], error) {
+	if err := c.requireSecret(); err != nil {
+		return Page[*Cancel]{}, err
+	}
+	var page Page[*Cancel]
+	err := s.storage.View(ctx, func(tx Tx) error {
+		if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
+			return err
+		}
+		var err error
+		page, err = tx.ListCancels(ctx, chargeID, p)
+		return err
+	})
+	return page, err
+}
+
+// UpdateCancel merges metadata into a cancel.
+func (s *Service) UpdateCancel(ctx context.Context, c *Caller, storeID, chargeID, id uuid.UUID, metadata Metadata) (*Cancel, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
+	var cn *Cancel
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		var err error
+		if cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id); err != nil {
+			return err
+		}
+		cn.Metadata = cn.Metadata.Merge(metadata)
+		cn.UpdatedOn = s.clock.Now()
+		return tx.UpdateCancel(ctx, cn)
+	})
+	return cn, err
+}

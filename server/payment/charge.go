@@ -1,0 +1,379 @@
+package payment
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ChargeStatus is where a charge is in its life.
+//
+//	pending → authorized | successful | failed | error   (the acquirer's answer)
+//	authorized → successful (captured) | canceled (voided) | failed (capture refused)
+//
+// awaiting (3-D Secure, wallets) sits between pending and the rest once
+// those flows exist.
+type ChargeStatus string
+
+// The charge statuses of reference §3.1.
+const (
+	ChargePending    ChargeStatus = "pending"
+	ChargeAwaiting   ChargeStatus = "awaiting"
+	ChargeAuthorized ChargeStatus = "authorized"
+	ChargeSuccessful ChargeStatus = "successful"
+	ChargeFailed     ChargeStatus = "failed"
+	ChargeError      ChargeStatus = "error"
+	ChargeCanceled   ChargeStatus = "canceled"
+)
+
+// Final reports whether nothing more will happen to a charge by itself.
+func (st ChargeStatus) Final() bool {
+	return st == ChargeSuccessful || st == ChargeFailed || st == ChargeError || st == ChargeCanceled
+}
+
+// CaptureState tracks a capture of an authorised charge.
+type CaptureState string
+
+// Capture states: none asked, asked and not yet done by the acquirer, done.
+const (
+	CaptureNone      CaptureState = ""
+	CaptureRequested CaptureState = "requested"
+	CaptureDone      CaptureState = "done"
+)
+
+// Charge is a payment on a transaction token (reference §3.3).
+type Charge struct {
+	ID                    uuid.UUID
+	StoreID               uuid.UUID
+	MerchantID            uuid.UUID
+	TokenID               uuid.UUID
+	TokenType             TokenType
+	SubscriptionID        uuid.UUID
+	Mode                  Mode
+	RequestedAmount       int64
+	Currency              string
+	ChargedAmount         *int64
+	Capture               bool
+	CaptureAt             *time.Time
+	CaptureState          CaptureState
+	CaptureAmount         int64
+	Descriptor            string
+	Status                ChargeStatus
+	Error                 *PaymentError
+	Metadata              Metadata
+	ThreeDS               ThreeDSSettings
+	RedirectEndpoint      string
+	MerchantTransactionID string
+	IPAddress             string
+	// CardLastFour and Email are copied from the token so that lists can
+	// filter on them.
+	CardLastFour string
+	Email        string
+	CreatedOn    time.Time
+	UpdatedOn    time.Time
+}
+
+// inFlight reports whether the charge is waiting for the worker.
+func (ch *Charge) inFlight() bool {
+	return ch.Status == ChargePending || ch.Status == ChargeAwaiting || ch.CaptureState == CaptureRequested
+}
+
+// NewCharge asks for a charge.
+type NewCharge struct {
+	TokenID               uuid.UUID
+	Amount                int64
+	Currency              string
+	Capture               *bool
+	CaptureAt             *time.Time
+	Descriptor            string
+	Metadata              Metadata
+	ThreeDS               *ThreeDSSettings
+	RedirectEndpoint      string
+	MerchantTransactionID string
+	IPAddress             string
+}
+
+// chargeThreeDSModes are the 3-D Secure modes a charge may ask for.
+var chargeThreeDSModes = map[string]bool{
+	"normal": true, "force": true, "skip": true, "if_available": true, "require": true, "provided": true,
+}
+
+func (s *Service) testChargeQuota() Quota {
+	return Quota{Resource: "test_charge", Limit: s.limits.TestChargesPerDay, Daily: true}
+}
+
+func checkAmount(amount int64, currency string, amountField string) (Currency, error) {
+	var v Validation
+	cur, ok := LookupCurrency(currency)
+	if currency == "" {
+		v.Add("currency", ReasonRequired)
+	} else if !ok {
+		v.Add("currency", "INVALID_CURRENCY")
+	}
+	if amount <= 0 {
+		v.Add(amountField, "INVALID_AMOUNT")
+	}
+	return cur, v.Err()
+}
+
+// CreateCharge records a charge as pending and hands it to the worker, which
+// asks the acquirer; the answer arrives asynchronously (poll the charge).
+func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Charge, error) {
+	storeID, err := storeCaller(c)
+	if err != nil {
+		return nil, err
+	}
+	if p.TokenID == uuid.Nil {
+		return nil, Invalid("transaction_token_id", ReasonRequired)
+	}
+	cur, err := checkAmount(p.Amount, p.Currency, "amount")
+	if err != nil {
+		return nil, err
+	}
+	if p.Amount < cur.MinAmount {
+		return nil, Errorf(CodeChargeAmountTooLow, "amount is below the minimum for "+cur.Code)
+	}
+	if p.Amount > cur.MaxAmount {
+		return nil, Errorf(CodeChargeAmountTooHigh, "amount is above the maximum for "+cur.Code)
+	}
+	if p.ThreeDS != nil && p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode] {
+		return nil, Invalid("three_ds.mode", ReasonInvalidFormat)
+	}
+	if p.ThreeDS != nil && p.ThreeDS.Mode == "skip" && !c.WithSecret {
+		return nil, Invalid("three_ds.mode", "FORBIDDEN_PARAMETER")
+	}
+	if len(p.MerchantTransactionID) > 32 {
+		return nil, Invalid("merchant_transaction_id", ReasonInvalidLength)
+	}
+	if len(p.Descriptor) > 64 {
+		return nil, Invalid("descriptor", "INVALID_CARD_DESCRIPTOR")
+	}
+	now := s.clock.Now()
+	ch := &Charge{
+		ID:                    NewID(),
+		StoreID:               storeID,
+		MerchantID:            c.MerchantID(),
+		TokenID:               p.TokenID,
+		Mode:                  c.Token.Mode,
+		RequestedAmount:       p.Amount,
+		Currency:              cur.Code,
+		Capture:               p.Capture == nil || *p.Capture,
+		CaptureAt:             p.CaptureAt,
+		Descriptor:            p.Descriptor,
+		Status:                ChargePending,
+		Metadata:              p.Metadata,
+		RedirectEndpoint:      p.RedirectEndpoint,
+		MerchantTransactionID: p.MerchantTransactionID,
+		IPAddress:             p.IPAddress,
+		CreatedOn:             now,
+		UpdatedOn:             now,
+	}
+	if p.ThreeDS != nil {
+		ch.ThreeDS = *p.ThreeDS
+	}
+	err = s.storage.Update(ctx, func(tx Tx) error {
+		tok, err := tx.Token(ctx, p.TokenID)
+		if err != nil || tok.MerchantID != c.MerchantID() {
+			return NotFound("transaction token")
+		}
+		switch {
+		case tok.StoreID != storeID:
+			return Errorf(CodeTokenForWrongStore, "the transaction token belongs to another store")
+		case tok.Mode != c.Token.Mode:
+			return Errorf(CodeProcessingModeMismatch, "the transaction token was made in another mode")
+		case !tok.Active:
+			return Errorf(CodeTokenExpired, "the transaction token was deleted")
+		case tok.Type == Subscription:
+			return Errorf(CodeNotOneTimeToken, "subscription tokens are charged through subscriptions")
+		case tok.Type == OneTime && tok.Used:
+			return Errorf(CodeTransactionAlreadyDone, "this one-time token has already been charged")
+		}
+		if c.Token.Mode == ModeLive && !s.processor.SupportsLive() {
+			return Errorf(CodeNoGatewaysAvailable, "no live acquirer is configured")
+		}
+		if ch.Mode == ModeTest {
+			if err := s.testChargeQuota().take(ctx, tx, "store:"+storeID.String(), now); err != nil {
+				return err
+			}
+		}
+		ch.TokenType, ch.CardLastFour, ch.Email = tok.Type, tok.Card.LastFour, tok.Email
+		if err := s.rejectDuplicate(ctx, tx, tok, ch, now); err != nil {
+			return err
+		}
+		tok.Used, tok.LastUsedOn, tok.UpdatedOn = true, &now, now
+		if err := tx.UpdateToken(ctx, tok); err != nil {
+			return err
+		}
+		if err := tx.CreateCharge(ctx, ch); err != nil {
+			return err
+		}
+		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.wakeWorker()
+	return ch, nil
+}
+
+// rejectDuplicate applies the duplicate-charge rule (spec/limits.md §6):
+// a recurring card token charged the same amount and currency within the
+// window of a charge that was accepted is recorded as failed with payment
+// error 311, and never reaches the acquirer. Running inside the creating
+// transaction makes the check and the recording one atomic step: of N
+// identical concurrent requests exactly one is accepted.
+func (s *Service) rejectDuplicate(ctx context.Context, tx Tx, tok *TransactionToken, ch *Charge, now time.Time) error {
+	if tok.Type != Recurring || tok.PaymentType != PaymentTypeCard || s.limits.DuplicateWindow <= 0 {
+		return nil
+	}
+	dup, err := tx.RecentCharge(ctx, tok.ID, ch.RequestedAmount, ch.Currency, now.Add(-s.limits.DuplicateWindow))
+	if err != nil || !dup {
+		return err
+	}
+	ch.Status = ChargeFailed
+	ch.Error = NewPaymentError(ErrTooManyCharges,
+		"the same recurring token was charged the same amount within "+s.limits.DuplicateWindow.String())
+	return nil
+}
+
+// visibleCharge returns a charge of storeID the caller may see.
+func (s *Service) visibleCharge(ctx context.Context, tx Tx, c *Caller, storeID, id uuid.UUID) (*Charge, error) {
+	if storeID == uuid.Nil {
+		// GET /charges/{id}: the seed's path, resolved against the
+		// caller's own stores.
+		ch, err := tx.Charge(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		storeID = ch.StoreID
+	}
+	if _, err := s.visibleStore(ctx, tx, c, storeID); err != nil {
+		return nil, NotFound("charge")
+	}
+	ch, err := tx.Charge(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if ch.StoreID != storeID {
+		return nil, NotFound("charge")
+	}
+	return ch, nil
+}
+
+// Charge returns a charge. With wait > 0 it is a long poll: while the charge
+// is still being processed, it waits up to wait for it to change.
+func (s *Service) Charge(ctx context.Context, c *Caller, storeID, id uuid.UUID, wait time.Duration) (*Charge, error) {
+	var ch *Charge
+	read := func() error {
+		return s.storage.View(ctx, func(tx Tx) error {
+			var err error
+			ch, err = s.visibleCharge(ctx, tx, c, storeID, id)
+			return err
+		})
+	}
+	err := s.longPoll(ctx, id, wait, read, func() bool { return ch.inFlight() })
+	return ch, err
+}
+
+// ChargeFilter narrows a charge list (reference §2.2).
+type ChargeFilter struct {
+	MerchantID uuid.UUID
+	StoreID    uuid.UUID
+	Mode       Mode
+	Status     ChargeStatus
+	Currency   string
+	From, To   *time.Time
+	AmountFrom *int64
+	AmountTo   *int64
+	TokenID    uuid.UUID
+	LastFour   string
+	Email      string
+	// MetadataKey/Value match one metadata entry (`metadata=order_id: 123`).
+	MetadataKey   string
+	MetadataValue string
+}
+
+// Charges lists charges of one store, or of every store the caller sees.
+func (s *Service) Charges(ctx context.Context, c *Caller, storeID uuid.UUID, f ChargeFilter, p ListParams) (Page[*Charge], error) {
+	if err := c.requireSecret(); err != nil {
+		return Page[*Charge]{}, err
+	}
+	var page Page[*Charge]
+	err := s.storage.View(ctx, func(tx Tx) error {
+		scope, err := s.listScope(ctx, tx, c, storeID)
+		if err != nil {
+			return err
+		}
+		f.MerchantID, f.StoreID = scope.MerchantID, scope.StoreID
+		page, err = tx.ListCharges(ctx, f, p)
+		return err
+	})
+	return page, err
+}
+
+// UpdateCharge merges metadata into a charge (plugins patch order ids in).
+func (s *Service) UpdateCharge(ctx context.Context, c *Caller, storeID, id uuid.UUID, metadata Metadata) (*Charge, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
+	var ch *Charge
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		var err error
+		if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
+			return err
+		}
+		ch.Metadata = ch.Metadata.Merge(metadata)
+		ch.UpdatedOn = s.clock.Now()
+		if err := tx.UpdateCharge(ctx, ch); err != nil {
+			return err
+		}
+		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
+	})
+	return ch, err
+}
+
+// CaptureCharge asks for the capture of an authorised charge: all of it
+// (amount nil) or part of it. The worker asks the acquirer; the charge
+// turns successful (or failed, if the authorisation had expired).
+func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid.UUID, amount *int64, currency string) error {
+	if err := c.requireSecret(); err != nil {
+		return err
+	}
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case ch.Status == ChargeSuccessful || ch.CaptureState != CaptureNone:
+			return Errorf(CodeAlreadyCaptured, "the charge has already been captured")
+		case ch.Status != ChargeAuthorized:
+			return Invalid("status", "INVALID_CHARGE_STATUS")
+		}
+		capture := *ch.ChargedAmount
+		if amount != nil {
+			if currency != "" && !sameCurrency(currency, ch.Currency) {
+				return Errorf(CodeCurrencyMustMatchCharge, "capture currency differs from the charge's")
+			}
+			if *amount <= 0 {
+				return Invalid("amount", "INVALID_AMOUNT")
+			}
+			if *amount > capture {
+				return Errorf(CodeCaptureAmountTooLarge, "capture amount exceeds the authorised amount")
+			}
+			capture = *amount
+		}
+		ch.CaptureState, ch.CaptureAmount, ch.UpdatedOn = CaptureRequested, capture, s.clock.Now()
+		return tx.UpdateCharge(ctx, ch)
+	})
+	if err == nil {
+		s.wakeWorker()
+	}
+	return err
+}
+
+func sameCurrency(a, b string) bool {
+	ca, ok := LookupCurrency(a)
+	return ok && ca.Code == b
+}

@@ -1,0 +1,299 @@
+package payment
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Idempotency keys (reference §1.4–1.5, backend anchors §2.1–2.2).
+//
+// A client may send an Idempotency-Key with a request that changes
+// something. The first request with a key in an account reserves it, runs,
+// and its answer is stored; a retry with the same key is answered with the
+// stored answer instead of running again. The rules:
+//
+//   - Keys are scoped to the caller's account (IdempotencyScope): merchant,
+//     store and mode, so two stores, or test and live traffic, never share
+//     a key.
+//   - A key names one request: its method, target (path and query), the
+//     SHA-256 of its body and whether the caller used the token's secret,
+//     folded into a fingerprint. The same key with another fingerprint is
+//     IDEMPOTENCY_KEY_CONFLICT.
+//   - While the first request runs, the key is in flight: a second request
+//     with it is IDEMPOTENCY_KEY_CONFLICT and never runs. A reservation
+//     older than the lock timeout is taken to be abandoned (the gateway
+//     crashed mid-request) and the next request with the same fingerprint
+//     takes it over. The first request, should it finish after all, then
+//     finds its reservation lost and stores nothing.
+//   - A key expires TTL after its answer was stored (or after it was
+//     reserved, while in flight); from then on it is free again, and
+//     expired records are swept away.
+//
+// Which answers are worth storing is the HTTP layer's call: the domain
+// stores what it is given, or releases the key on request.
+
+// MaxIdempotencyKeyLength is the longest key accepted, in characters.
+const MaxIdempotencyKeyLength = 255
+
+// IdempotencyKeyField is the field a VALIDATION_ERROR about the key names.
+const IdempotencyKeyField = "idempotency_key"
+
+// Defaults of IdempotencyConfig.
+const (
+	DefaultIdempotencyTTL         = 24 * time.Hour
+	DefaultIdempotencyLockTimeout = 60 * time.Second
+)
+
+// IdempotencyState is where a key's request stands.
+type IdempotencyState string
+
+// The states of a key.
+const (
+	// IdempotencyInFlight: reserved, its request is running (or the
+	// gateway died while it was).
+	IdempotencyInFlight IdempotencyState = "in_flight"
+	// IdempotencyCompleted: the request's answer is stored.
+	IdempotencyCompleted IdempotencyState = "completed"
+)
+
+// IdempotentResponse is a stored answer, replayed byte for byte.
+type IdempotentResponse struct {
+	Status int
+	// Header holds the few headers that belong to the answer itself
+	// (Content-Type, Location, ...), never per-request ones such as the
+	// request id or CORS.
+	Header map[string]string
+	Body   []byte
+}
+
+// IdempotencyRecord is one key as stored.
+type IdempotencyRecord struct {
+	Scope       string
+	Key         string
+	Fingerprint []byte
+	// Lock identifies one reservation: completing, releasing or taking
+	// over a record only succeeds while it still holds the lock that was
+	// read, so two holders never overwrite each other.
+	Lock      string
+	State     IdempotencyState
+	CreatedOn time.Time
+	LockedOn  time.Time
+	ExpiresOn time.Time
+	// Response is set once State is IdempotencyCompleted.
+	Response *IdempotentResponse
+}
+
+// IdempotencyStore is what a storage engine provides for idempotency keys.
+// It is not part of Tx: keys are reserved and completed in their own short
+// transactions around a request, never inside the request's.
+type IdempotencyStore interface {
+	// Reserve inserts rec unless a record with its Scope and Key exists,
+	// atomically. reserved reports whether rec was inserted; otherwise
+	// existing is the record found.
+	Reserve(ctx context.Context, rec *IdempotencyRecord) (existing *IdempotencyRecord, reserved bool, err error)
+	// Replace overwrites the record of rec.Scope and rec.Key with rec if
+	// it still holds lock, and reports whether it did.
+	Replace(ctx context.Context, lock string, rec *IdempotencyRecord) (bool, error)
+	// Complete stores the answer of the reservation holding lock, marks
+	// it completed and sets its expiry. It reports false, changing
+	// nothing, when the reservation is no longer held.
+	Complete(ctx context.Context, scope, key, lock string, resp *IdempotentResponse, expiresOn time.Time) (bool, error)
+	// Release deletes the record if it still holds lock.
+	Release(ctx context.Context, scope, key, lock string) error
+	// DeleteExpired deletes the records that expire at or before before,
+	// and returns how many it deleted.
+	DeleteExpired(ctx context.Context, before time.Time) (int, error)
+}
+
+// IdempotencyConfig tunes the rules.
+type IdempotencyConfig struct {
+	// TTL is how long a stored answer is replayed; default 24 h.
+	TTL time.Duration
+	// LockTimeout is how long a reservation may stay in flight before it
+	// is taken to be abandoned; default 60 s. It must exceed the longest
+	// request (the HTTP server's write timeout).
+	LockTimeout time.Duration
+	// FingerprintKey keys the request fingerprints (HMAC-SHA-256), so that
+	// the hash of a body holding card data cannot be tested against
+	// guesses by someone holding only the database. Optional.
+	FingerprintKey []byte
+}
+
+// Idempotency holds the rules of idempotency keys.
+type Idempotency struct {
+	store IdempotencyStore
+	clock Clock
+	cfg   IdempotencyConfig
+}
+
+// NewIdempotency returns the rules over a store.
+func NewIdempotency(store IdempotencyStore, clock Clock, cfg IdempotencyConfig) *Idempotency {
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultIdempotencyTTL
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = DefaultIdempotencyLockTimeout
+	}
+	return &Idempotency{store: store, clock: clock, cfg: cfg}
+}
+
+// IdempotencyScope is the account a caller's keys live in: its merchant,
+// its store (none for a merchant token) and its mode.
+func IdempotencyScope(c *Caller) string {
+	s := "merchant:" + c.Token.MerchantID.String()
+	if !c.Token.IsMerchantToken() {
+		s += "/store:" + c.Token.StoreID.String()
+	}
+	return s + "/mode:" + string(c.Token.Mode)
+}
+
+// ValidIdempotencyKey checks a key: present and at most
+// MaxIdempotencyKeyLength characters. Any characters are allowed (PHP sends
+// uniqid values such as "5f1a2b3c4d5e6.12345678").
+func ValidIdempotencyKey(key string) error {
+	if key == "" {
+		return Invalid(IdempotencyKeyField, ReasonRequired)
+	}
+	if utf8.RuneCountInString(key) > MaxIdempotencyKeyLength {
+		return Invalid(IdempotencyKeyField, ReasonInvalidLength)
+	}
+	return nil
+}
+
+// IdempotentRequest is a request carrying a key.
+type IdempotentRequest struct {
+	Scope string
+	Key   string
+	// Method and Target (path and query, as sent) identify the operation.
+	Method string
+	Target string
+	// WithSecret: whether the caller used the token's secret. A browser
+	// caller never gets the replay of a server call's answer.
+	WithSecret bool
+	Body       []byte
+}
+
+// Fingerprint identifies the request a key was first used for.
+func (i *Idempotency) Fingerprint(r IdempotentRequest) []byte {
+	body := sha256.Sum256(r.Body)
+	m := hmac.New(sha256.New, i.cfg.FingerprintKey)
+	for _, part := range []string{r.Method, r.Target, strconv.FormatBool(r.WithSecret)} {
+		// Length-prefixed, so no two different requests share an input.
+		m.Write([]byte(strconv.Itoa(len(part)) + ":" + part))
+	}
+	m.Write(body[:])
+	return m.Sum(nil)
+}
+
+// ErrIdempotencyLockLost is what completing or releasing a reservation
+// answers when it was taken over as abandoned, or has expired, meanwhile.
+var ErrIdempotencyLockLost = errors.New("idempotency: reservation lost")
+
+// IdempotencyReservation is a key reserved for one request: it runs, then
+// Complete stores its answer, or Release frees the key for a retry.
+type IdempotencyReservation struct {
+	i     *Idempotency
+	scope string
+	key   string
+	lock  string
+}
+
+// maxReserveAttempts bounds the retries when another request wins a race
+// for an expired or abandoned record; losing that often means the key is
+// busy, which is a conflict.
+const maxReserveAttempts = 3
+
+// Begin looks a request's key up. Exactly one of its answers is set:
+//   - a reservation: the key was free (or expired, or abandoned); run the
+//     request, then Complete or Release;
+//   - a stored answer: the request ran before; answer with it;
+//   - an error: IDEMPOTENCY_KEY_CONFLICT when the key belongs to another
+//     request or its request is still running, VALIDATION_ERROR for a bad
+//     key, anything else when the store failed.
+func (i *Idempotency) Begin(ctx context.Context, r IdempotentRequest) (*IdempotencyReservation, *IdempotentResponse, error) {
+	if err := ValidIdempotencyKey(r.Key); err != nil {
+		return nil, nil, err
+	}
+	now := i.clock.Now()
+	rec := &IdempotencyRecord{
+		Scope:       r.Scope,
+		Key:         r.Key,
+		Fingerprint: i.Fingerprint(r),
+		Lock:        NewID().String(),
+		State:       IdempotencyInFlight,
+		CreatedOn:   now,
+		LockedOn:    now,
+		ExpiresOn:   now.Add(i.cfg.TTL),
+	}
+	for range maxReserveAttempts {
+		existing, reserved, err := i.store.Reserve(ctx, rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if reserved {
+			return i.reservation(rec), nil, nil
+		}
+		takeOver := false
+		switch {
+		case !now.Before(existing.ExpiresOn):
+			// Expired but not swept yet: the key is free again.
+			takeOver = true
+		case !hmac.Equal(existing.Fingerprint, rec.Fingerprint):
+			return nil, nil, Errorf(CodeIdempotencyConflict,
+				"the idempotency key was used with a different request")
+		case existing.State == IdempotencyCompleted && existing.Response != nil:
+			return nil, existing.Response, nil
+		case now.Sub(existing.LockedOn) >= i.cfg.LockTimeout:
+			// In flight for longer than any request runs: abandoned.
+			takeOver = true
+		}
+		if !takeOver {
+			return nil, nil, Errorf(CodeIdempotencyConflict,
+				"a request with the same idempotency key is in progress")
+		}
+		ok, err := i.store.Replace(ctx, existing.Lock, rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return i.reservation(rec), nil, nil
+		}
+		// Someone else changed the record first: look again.
+	}
+	return nil, nil, Errorf(CodeIdempotencyConflict, "a request with the same idempotency key is in progress")
+}
+
+func (i *Idempotency) reservation(rec *IdempotencyRecord) *IdempotencyReservation {
+	return &IdempotencyReservation{i: i, scope: rec.Scope, key: rec.Key, lock: rec.Lock}
+}
+
+// Complete stores the request's answer for TTL. It answers
+// ErrIdempotencyLockLost when the reservation was taken over meanwhile.
+func (res *IdempotencyReservation) Complete(ctx context.Context, resp *IdempotentResponse) error {
+	expires := res.i.clock.Now().Add(res.i.cfg.TTL)
+	ok, err := res.i.store.Complete(ctx, res.scope, res.key, res.lock, resp, expires)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrIdempotencyLockLost
+	}
+	return nil
+}
+
+// Release frees the key without storing anything, so that a retry runs
+// the request again. A reservation taken over meanwhile is left alone.
+func (res *IdempotencyReservation) Release(ctx context.Context) error {
+	return res.i.store.Release(ctx, res.scope, res.key, res.lock)
+}
+
+// Sweep deletes the expired keys and returns how many there were. Call it
+// periodically; an expired key is already free without it.
+func (i *Idempotency) Sweep(ctx context.Context) (int, error) {
+	return i.store.DeleteExpired(ctx, i.clock.Now())
+}

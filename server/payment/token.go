@@ -1,0 +1,443 @@
+package payment
+
+import (
+	"context"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/wasm/card"
+)
+
+// TokenType is how a transaction token may be used.
+type TokenType string
+
+// The token types of reference §3.1.
+const (
+	OneTime      TokenType = "one_time"
+	Subscription TokenType = "subscription"
+	Recurring    TokenType = "recurring"
+)
+
+func (t TokenType) valid() bool { return t == OneTime || t == Subscription || t == Recurring }
+
+// usageLimits are the recurring token usage limits.
+var usageLimits = map[string]bool{"daily": true, "weekly": true, "monthly": true, "annually": true}
+
+// PaymentTypeCard is the only payment type this version takes tokens for.
+const PaymentTypeCard = "card"
+
+// Billing is the cardholder's billing address and phone.
+type Billing struct {
+	Line1       string `json:"line1,omitempty"`
+	Line2       string `json:"line2,omitempty"`
+	State       string `json:"state,omitempty"`
+	City        string `json:"city,omitempty"`
+	Country     string `json:"country,omitempty"`
+	Zip         string `json:"zip,omitempty"`
+	PhoneNumber *Phone `json:"phone_number,omitempty"`
+}
+
+// Phone is a phone number split as the wire format splits it.
+type Phone struct {
+	CountryCode int    `json:"country_code"`
+	LocalNumber string `json:"local_number"`
+}
+
+// TokenCard is what Kessai keeps about a card in the clear: never more than
+// the BIN and the last four digits of the number.
+type TokenCard struct {
+	Cardholder string
+	ExpMonth   int
+	ExpYear    int
+	BIN        string
+	LastFour   string
+	Brand      string
+	Billing    Billing
+	// Number and CVC are sealed by the CardVault; the CVC is erased after
+	// the first authorisation (SealedCVC.Data == nil).
+	SealedNumber Sealed
+	SealedCVC    Sealed
+}
+
+// ThreeDSSettings are a token's or charge's 3-D Secure wishes, stored now
+// and acted on by the 3-D Secure flow.
+type ThreeDSSettings struct {
+	Enabled          bool   `json:"enabled,omitempty"`
+	Mode             string `json:"mode,omitempty"`
+	RedirectEndpoint string `json:"redirect_endpoint,omitempty"`
+	RedirectID       string `json:"redirect_id,omitempty"`
+}
+
+// CVVAuthorize is a token's CVV-authorisation setting.
+type CVVAuthorize struct {
+	Enabled  bool   `json:"enabled"`
+	Currency string `json:"currency,omitempty"`
+}
+
+// TransactionToken is a tokenised payment method (reference §3.2).
+type TransactionToken struct {
+	ID           uuid.UUID
+	StoreID      uuid.UUID
+	MerchantID   uuid.UUID
+	Mode         Mode
+	PaymentType  string
+	Type         TokenType
+	UsageLimit   string
+	Email        string
+	Active       bool
+	Metadata     Metadata
+	IPAddress    string
+	Card         TokenCard
+	CVVAuthorize CVVAuthorize
+	ThreeDS      ThreeDSSettings
+	// Used is set once a one-time token has been charged.
+	Used       bool
+	LastUsedOn *time.Time
+	CreatedOn  time.Time
+	UpdatedOn  time.Time
+}
+
+// CardInput is card data as a client sends it.
+type CardInput struct {
+	Cardholder   string
+	Number       string
+	ExpMonth     int
+	ExpYear      int
+	CVV          string
+	Billing      Billing
+	CVVAuthorize CVVAuthorize
+	ThreeDS      ThreeDSSettings
+}
+
+// NewToken asks for a transaction token.
+type NewToken struct {
+	PaymentType string
+	Type        TokenType
+	UsageLimit  string
+	Email       string
+	Metadata    Metadata
+	IPAddress   string
+	Card        *CardInput
+	ThreeDS     *ThreeDSSettings
+}
+
+// fromGatewayPage reports whether a request came from one of the gateway's
+// own pages (the widget frame, the link form): a browser request without a
+// secret whose origin is the gateway itself.
+func (s *Service) fromGatewayPage(c *Caller) bool {
+	return !c.WithSecret && c.Origin != "" && s.publicOrigin != "" &&
+		strings.EqualFold(strings.TrimRight(c.Origin, "/"), s.publicOrigin)
+}
+
+// storeCaller returns the store a store token acts for; merchant tokens
+// cannot create payments (reference §1.3).
+func storeCaller(c *Caller) (uuid.UUID, error) {
+	if c.Token.IsMerchantToken() {
+		return uuid.Nil, Errorf(CodeInvalidPermissions, "this operation needs a store app token")
+	}
+	return c.Token.StoreID, nil
+}
+
+func validEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}
+
+func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
+	var v Validation
+	p.Email = strings.TrimSpace(p.Email)
+	switch {
+	case p.PaymentType == "":
+		v.Add("payment_type", ReasonRequired)
+	case p.PaymentType != PaymentTypeCard:
+		v.Add("payment_type", "PAYMENT_TYPE_NOT_SUPPORTED")
+	}
+	switch {
+	case p.Type == "":
+		v.Add("type", ReasonRequired)
+	case !p.Type.valid():
+		v.Add("type", ReasonInvalidFormat)
+	}
+	if p.UsageLimit != "" {
+		if p.Type != Recurring {
+			v.Add("usage_limit", "USAGE_LIMIT_NOT_APPLICABLE")
+		} else if !usageLimits[p.UsageLimit] {
+			v.Add("usage_limit", ReasonInvalidFormat)
+		}
+	}
+	switch {
+	case p.Email == "":
+		v.Add("email", ReasonRequired)
+	case !validEmail(p.Email):
+		v.Add("email", "INVALID_FORMAT_EMAIL")
+	}
+	if p.PaymentType == PaymentTypeCard {
+		if p.Card == nil {
+			v.Add("data", ReasonRequired)
+		} else {
+			for _, pr := range card.Validate(card.Input{
+				Number: p.Card.Number, ExpMonth: p.Card.ExpMonth, ExpYear: p.Card.ExpYear,
+				CVV: p.Card.CVV, Cardholder: p.Card.Cardholder,
+			}, now) {
+				v.Add(pr.Field, pr.Reason)
+			}
+			if p.Card.CVVAuthorize.Currency != "" {
+				if _, ok := LookupCurrency(p.Card.CVVAuthorize.Currency); !ok {
+					v.Add("cvv_authorize.currency", "INVALID_CURRENCY")
+				}
+			}
+		}
+	}
+	if p.ThreeDS != nil && p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
+		v.Add("three_ds.mode", ReasonInvalidFormat)
+	}
+	return v.Err()
+}
+
+// tokenThreeDSModes are the 3-D Secure modes a token may ask for.
+var tokenThreeDSModes = map[string]bool{"normal": true, "force": true, "skip": true, "if_available": true}
+
+// CreateToken tokenises a card for the caller's store.
+func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*TransactionToken, error) {
+	storeID, err := storeCaller(c)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	if err := s.checkNewToken(&p, now); err != nil {
+		return nil, err
+	}
+	number := card.Digits(p.Card.Number)
+	if c.Token.Mode == ModeLive && s.processor.IsTestCard(number) {
+		return nil, Errorf(CodeNoTestCardInLiveMode, "test cards cannot be used in live mode")
+	}
+	tok := &TransactionToken{
+		ID:          NewID(),
+		StoreID:     storeID,
+		MerchantID:  c.MerchantID(),
+		Mode:        c.Token.Mode,
+		PaymentType: p.PaymentType,
+		Type:        p.Type,
+		UsageLimit:  p.UsageLimit,
+		Email:       p.Email,
+		Active:      true,
+		Metadata:    p.Metadata,
+		IPAddress:   p.IPAddress,
+		Card: TokenCard{
+			Cardholder: strings.TrimSpace(p.Card.Cardholder),
+			ExpMonth:   p.Card.ExpMonth,
+			ExpYear:    card.NormalizeYear(p.Card.ExpYear),
+			BIN:        card.BIN(number),
+			LastFour:   card.LastFour(number),
+			Brand:      string(card.DetectBrand(number)),
+			Billing:    p.Card.Billing,
+		},
+		CVVAuthorize: p.Card.CVVAuthorize,
+		ThreeDS:      p.Card.ThreeDS,
+		CreatedOn:    now,
+		UpdatedOn:    now,
+	}
+	if p.ThreeDS != nil {
+		tok.ThreeDS.Mode = p.ThreeDS.Mode
+		if p.ThreeDS.RedirectEndpoint != "" {
+			tok.ThreeDS.RedirectEndpoint = p.ThreeDS.RedirectEndpoint
+		}
+		tok.ThreeDS.RedirectID = p.ThreeDS.RedirectID
+	}
+	if tok.Card.SealedNumber, err = s.vault.Seal([]byte(number), tok.ID[:]); err != nil {
+		return nil, err
+	}
+	if cvc := card.Digits(p.Card.CVV); cvc != "" {
+		if tok.Card.SealedCVC, err = s.vault.Seal([]byte(cvc), cvcAssociated(tok.ID)); err != nil {
+			return nil, err
+		}
+	}
+	err = s.storage.Update(ctx, func(tx Tx) error {
+		st, err := tx.Store(ctx, storeID)
+		if err != nil {
+			return err
+		}
+		// Seed §1: card data may pass through a merchant's own site or
+		// server only when the store complies with PCI DSS; otherwise it
+		// must come through Kessai's own widget frame or link form.
+		if !st.PCICompliant && !s.fromGatewayPage(c) {
+			return Errorf(CodeDirectCardTokenDisabled, "this store must collect card data through Kessai's widget or link form")
+		}
+		return tx.CreateToken(ctx, tok)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tok, nil
+}
+
+// cvcAssociated binds a sealed CVC to its token and keeps it from being
+// swapped with the sealed number.
+func cvcAssociated(id uuid.UUID) []byte { return append([]byte("cvc:"), id[:]...) }
+
+// visibleToken returns a token the caller may see; a store token sees its
+// store's, a merchant token its merchant's.
+func (s *Service) visibleToken(ctx context.Context, tx Tx, c *Caller, storeID, id uuid.UUID) (*TransactionToken, error) {
+	if _, err := s.visibleStore(ctx, tx, c, storeID); err != nil {
+		return nil, err
+	}
+	tok, err := tx.Token(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if tok.StoreID != storeID {
+		return nil, NotFound("transaction token")
+	}
+	return tok, nil
+}
+
+// Token returns one of a store's transaction tokens.
+func (s *Service) Token(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*TransactionToken, error) {
+	var tok *TransactionToken
+	err := s.storage.View(ctx, func(tx Tx) error {
+		var err error
+		tok, err = s.visibleToken(ctx, tx, c, storeID, id)
+		return err
+	})
+	return tok, err
+}
+
+// TokenFilter narrows a token list.
+type TokenFilter struct {
+	MerchantID uuid.UUID
+	StoreID    uuid.UUID // uuid.Nil: every store of the merchant
+	Mode       Mode
+	Type       TokenType
+	// CustomerID matches the metadata key univapay-customer-id.
+	CustomerID string
+	Email      string
+}
+
+// Tokens lists transaction tokens of one store (storeID) or, for uuid.Nil,
+// of every store the caller can see.
+func (s *Service) Tokens(ctx context.Context, c *Caller, storeID uuid.UUID, f TokenFilter, p ListParams) (Page[*TransactionToken], error) {
+	if err := c.requireSecret(); err != nil {
+		return Page[*TransactionToken]{}, err
+	}
+	var page Page[*TransactionToken]
+	err := s.storage.View(ctx, func(tx Tx) error {
+		scope, err := s.listScope(ctx, tx, c, storeID)
+		if err != nil {
+			return err
+		}
+		f.MerchantID, f.StoreID = scope.MerchantID, scope.StoreID
+		page, err = tx.ListTokens(ctx, f, p)
+		return err
+	})
+	return page, err
+}
+
+// listScope is whose objects a list shows: one store, or for a merchant
+// token without a store in the path, all of the merchant's.
+func (s *Service) listScope(ctx context.Context, tx Tx, c *Caller, storeID uuid.UUID) (AppTokenFilter, error) {
+	if storeID == uuid.Nil {
+		if c.Token.IsMerchantToken() {
+			return AppTokenFilter{MerchantID: c.MerchantID()}, nil
+		}
+		return AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.Token.StoreID}, nil
+	}
+	st, err := s.visibleStore(ctx, tx, c, storeID)
+	if err != nil {
+		return AppTokenFilter{}, err
+	}
+	return AppTokenFilter{MerchantID: st.MerchantID, StoreID: st.ID}, nil
+}
+
+// TokenUpdate changes a token: nil fields stay as they are.
+type TokenUpdate struct {
+	Email    *string
+	Metadata Metadata
+	CVV      *string
+	ExpMonth *int
+	ExpYear  *int
+	Billing  *Billing
+}
+
+// UpdateToken applies a PATCH to a token.
+func (s *Service) UpdateToken(ctx context.Context, c *Caller, storeID, id uuid.UUID, u TokenUpdate) (*TransactionToken, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
+	var tok *TransactionToken
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		var err error
+		if tok, err = s.visibleToken(ctx, tx, c, storeID, id); err != nil {
+			return err
+		}
+		now := s.clock.Now()
+		var v Validation
+		if u.Email != nil {
+			if e := strings.TrimSpace(*u.Email); validEmail(e) {
+				tok.Email = e
+			} else {
+				v.Add("email", "INVALID_FORMAT_EMAIL")
+			}
+		}
+		month, year := tok.Card.ExpMonth, tok.Card.ExpYear
+		if u.ExpMonth != nil {
+			month = *u.ExpMonth
+		}
+		if u.ExpYear != nil {
+			year = card.NormalizeYear(*u.ExpYear)
+		}
+		if u.ExpMonth != nil || u.ExpYear != nil {
+			if month < 1 || month > 12 {
+				v.Add(card.FieldExpMonth, card.ReasonInvalidExpiration)
+			} else if !card.ValidExpiry(month, year, now) {
+				v.Add(card.FieldExpYear, card.ReasonInvalidExpiration)
+			}
+			tok.Card.ExpMonth, tok.Card.ExpYear = month, year
+		}
+		if u.CVV != nil {
+			cvc := card.Digits(*u.CVV)
+			if card.CVVState(cvc, card.Brand(tok.Card.Brand)) != "" {
+				v.Add(card.FieldCVV, card.ReasonInvalidCVV)
+			} else if tok.Card.SealedCVC, err = s.vault.Seal([]byte(cvc), cvcAssociated(tok.ID)); err != nil {
+				return err
+			}
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		if u.Billing != nil {
+			tok.Card.Billing = *u.Billing
+		}
+		if u.Metadata != nil {
+			tok.Metadata = tok.Metadata.Merge(u.Metadata)
+		}
+		tok.UpdatedOn = now
+		return tx.UpdateToken(ctx, tok)
+	})
+	return tok, err
+}
+
+// DeleteToken deactivates a token: it can no longer be charged, but it and
+// its charges stay readable.
+func (s *Service) DeleteToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) error {
+	if err := c.requireSecret(); err != nil {
+		return err
+	}
+	return s.storage.Update(ctx, func(tx Tx) error {
+		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
+		if err != nil {
+			return err
+		}
+		if !tok.Active {
+			return nil
+		}
+		tok.Active = false
+		tok.UpdatedOn = s.clock.Now()
+		return tx.UpdateToken(ctx, tok)
+	})
+}

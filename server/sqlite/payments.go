@@ -1,0 +1,587 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// conditions builds a WHERE clause from the filters that are set.
+type conditions struct {
+	parts []string
+	args  []any
+}
+
+func (c *conditions) add(part string, args ...any) {
+	c.parts = append(c.parts, part)
+	c.args = append(c.args, args...)
+}
+
+func (c *conditions) where() string {
+	if len(c.parts) == 0 {
+		return "1 = 1"
+	}
+	return strings.Join(c.parts, " AND ")
+}
+
+// scope restricts a list to one merchant and, if given, one store.
+func (c *conditions) scope(merchantID, storeID uuid.UUID) {
+	c.add("merchant_id = ?", merchantID.String())
+	if storeID != uuid.Nil {
+		c.add("store_id = ?", storeID.String())
+	}
+}
+
+func marshal(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func metadataJSON(m payment.Metadata) (string, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	return marshal(m)
+}
+
+// parseMetadata keeps numbers as json.Number so that big integers survive
+// the round trip.
+func parseMetadata(s string) (payment.Metadata, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var m payment.Metadata
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func errorJSON(e *payment.PaymentError) (sql.NullString, error) {
+	if e == nil {
+		return sql.NullString{}, nil
+	}
+	s, err := marshal(e)
+	return sql.NullString{String: s, Valid: true}, err
+}
+
+func parseError(s sql.NullString) (*payment.PaymentError, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var e payment.PaymentError
+	return &e, json.Unmarshal([]byte(s.String), &e)
+}
+
+// errorCode is kept in a column of its own so that the duplicate-charge
+// rule can tell rejected duplicates from charges that were processed.
+func errorCode(e *payment.PaymentError) sql.NullInt64 {
+	if e == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(e.Code), Valid: true}
+}
+
+func nullAmount(v *int64) sql.NullInt64 {
+	if v == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: *v, Valid: true}
+}
+
+func amountPtr(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+// ---- transaction tokens
+
+const tokenColumns = `id, store_id, merchant_id, mode, payment_type, type, usage_limit, email, active, used, metadata,
+	customer_id, ip_address, cardholder, exp_month, exp_year, card_bin, last_four, brand, billing,
+	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, last_used_on, created_on, updated_on`
+
+// customerIDKey is the metadata key that links a token to a customer UUID.
+const customerIDKey = "univapay-customer-id"
+
+func tokenArgs(t *payment.TransactionToken) ([]any, error) {
+	md, err := metadataJSON(t.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	billing, err := marshal(t.Card.Billing)
+	if err != nil {
+		return nil, err
+	}
+	cvvAuth, err := marshal(t.CVVAuthorize)
+	if err != nil {
+		return nil, err
+	}
+	threeDS, err := marshal(t.ThreeDS)
+	if err != nil {
+		return nil, err
+	}
+	customer, _ := t.Metadata[customerIDKey].(string)
+	return []any{
+		t.ID.String(), t.StoreID.String(), t.MerchantID.String(), string(t.Mode), t.PaymentType, string(t.Type),
+		t.UsageLimit, t.Email, t.Active, t.Used, md, customer, t.IPAddress, t.Card.Cardholder, t.Card.ExpMonth,
+		t.Card.ExpYear, t.Card.BIN, t.Card.LastFour, t.Card.Brand, billing, t.Card.SealedNumber.KeyID,
+		t.Card.SealedNumber.Data, t.Card.SealedCVC.KeyID, t.Card.SealedCVC.Data, cvvAuth, threeDS,
+		nullMicros(t.LastUsedOn), micros(t.CreatedOn), micros(t.UpdatedOn),
+	}, nil
+}
+
+func scanToken(row scanner) (*payment.TransactionToken, error) {
+	var t payment.TransactionToken
+	var id, sid, mid, mode, typ, md, customer, billing, cvvAuth, threeDS string
+	var lastUsed sql.NullInt64
+	var created, updated int64
+	err := row.Scan(&id, &sid, &mid, &mode, &t.PaymentType, &typ, &t.UsageLimit, &t.Email, &t.Active, &t.Used, &md,
+		&customer, &t.IPAddress, &t.Card.Cardholder, &t.Card.ExpMonth, &t.Card.ExpYear, &t.Card.BIN, &t.Card.LastFour,
+		&t.Card.Brand, &billing, &t.Card.SealedNumber.KeyID, &t.Card.SealedNumber.Data, &t.Card.SealedCVC.KeyID,
+		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &lastUsed, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if t.Metadata, err = parseMetadata(md); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(billing), &t.Card.Billing); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(cvvAuth), &t.CVVAuthorize); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(threeDS), &t.ThreeDS); err != nil {
+		return nil, err
+	}
+	t.ID, t.StoreID, t.MerchantID = parseID(id), parseID(sid), parseID(mid)
+	t.Mode, t.Type = payment.Mode(mode), payment.TokenType(typ)
+	t.LastUsedOn, t.CreatedOn, t.UpdatedOn = timePtr(lastUsed), fromMicros(created), fromMicros(updated)
+	return &t, nil
+}
+
+func (t *tx) CreateToken(ctx context.Context, tok *payment.TransactionToken) error {
+	args, err := tokenArgs(tok)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	return err
+}
+
+func (t *tx) Token(ctx context.Context, id uuid.UUID) (*payment.TransactionToken, error) {
+	tok, err := scanToken(t.tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id.String()))
+	if err != nil {
+		return nil, notFound(err, "transaction token")
+	}
+	return tok, nil
+}
+
+func (t *tx) UpdateToken(ctx context.Context, tok *payment.TransactionToken) error {
+	args, err := tokenArgs(tok)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE tokens SET (`+tokenColumns+`) = (`+placeholders(len(args))+`) WHERE id = ?`,
+		append(args, tok.ID.String())...)
+	return err
+}
+
+func (t *tx) EraseTokenCVC(ctx context.Context, id uuid.UUID) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE tokens SET cvc_sealed = NULL, cvc_key_id = '' WHERE id = ?`, id.String())
+	return err
+}
+
+func (t *tx) ListTokens(ctx context.Context, f payment.TokenFilter, p payment.ListParams) (payment.Page[*payment.TransactionToken], error) {
+	var c conditions
+	c.scope(f.MerchantID, f.StoreID)
+	if f.Mode != "" {
+		c.add("mode = ?", string(f.Mode))
+	}
+	if f.Type != "" {
+		c.add("type = ?", string(f.Type))
+	}
+	if f.CustomerID != "" {
+		c.add("customer_id = ?", f.CustomerID)
+	}
+	if f.Email != "" {
+		c.add("email = ?", f.Email)
+	}
+	return listPage(ctx, t.tx, tokenColumns, "tokens", c.where(), c.args, p, scanToken)
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// ---- charges
+
+const chargeColumns = `id, store_id, merchant_id, token_id, token_type, subscription_id, mode, requested_amount, currency,
+	charged_amount, capture, capture_at, capture_state, capture_amount, descriptor, status, error, error_code, metadata, three_ds,
+	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, created_on, updated_on`
+
+func chargeArgs(ch *payment.Charge) ([]any, error) {
+	md, err := metadataJSON(ch.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	perr, err := errorJSON(ch.Error)
+	if err != nil {
+		return nil, err
+	}
+	threeDS, err := marshal(ch.ThreeDS)
+	if err != nil {
+		return nil, err
+	}
+	return []any{
+		ch.ID.String(), ch.StoreID.String(), ch.MerchantID.String(), ch.TokenID.String(), string(ch.TokenType),
+		idString(ch.SubscriptionID), string(ch.Mode), ch.RequestedAmount, ch.Currency, nullAmount(ch.ChargedAmount),
+		ch.Capture, nullMicros(ch.CaptureAt), string(ch.CaptureState), ch.CaptureAmount, ch.Descriptor,
+		string(ch.Status), perr, errorCode(ch.Error), md, threeDS, ch.RedirectEndpoint, ch.MerchantTransactionID, ch.IPAddress,
+		ch.CardLastFour, ch.Email, micros(ch.CreatedOn), micros(ch.UpdatedOn),
+	}, nil
+}
+
+func scanCharge(row scanner) (*payment.Charge, error) {
+	var ch payment.Charge
+	var id, sid, mid, tid, ttype, subID, mode, captureState, status, md, threeDS string
+	var charged, captureAt sql.NullInt64
+	var perr sql.NullString
+	var errCode sql.NullInt64
+	var created, updated int64
+	err := row.Scan(&id, &sid, &mid, &tid, &ttype, &subID, &mode, &ch.RequestedAmount, &ch.Currency, &charged,
+		&ch.Capture, &captureAt, &captureState, &ch.CaptureAmount, &ch.Descriptor, &status, &perr, &errCode, &md, &threeDS,
+		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Metadata, err = parseMetadata(md); err != nil {
+		return nil, err
+	}
+	if ch.Error, err = parseError(perr); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(threeDS), &ch.ThreeDS); err != nil {
+		return nil, err
+	}
+	ch.ID, ch.StoreID, ch.MerchantID, ch.TokenID = parseID(id), parseID(sid), parseID(mid), parseID(tid)
+	ch.SubscriptionID, ch.TokenType, ch.Mode = parseID(subID), payment.TokenType(ttype), payment.Mode(mode)
+	ch.ChargedAmount, ch.CaptureAt = amountPtr(charged), timePtr(captureAt)
+	ch.CaptureState, ch.Status = payment.CaptureState(captureState), payment.ChargeStatus(status)
+	ch.CreatedOn, ch.UpdatedOn = fromMicros(created), fromMicros(updated)
+	return &ch, nil
+}
+
+func (t *tx) CreateCharge(ctx context.Context, ch *payment.Charge) error {
+	args, err := chargeArgs(ch)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO charges (`+chargeColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	return err
+}
+
+func (t *tx) Charge(ctx context.Context, id uuid.UUID) (*payment.Charge, error) {
+	ch, err := scanCharge(t.tx.QueryRowContext(ctx, `SELECT `+chargeColumns+` FROM charges WHERE id = ?`, id.String()))
+	if err != nil {
+		return nil, notFound(err, "charge")
+	}
+	return ch, nil
+}
+
+func (t *tx) UpdateCharge(ctx context.Context, ch *payment.Charge) error {
+	args, err := chargeArgs(ch)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE charges SET (`+chargeColumns+`) = (`+placeholders(len(args))+`) WHERE id = ?`,
+		append(args, ch.ID.String())...)
+	return err
+}
+
+func timeRange(c *conditions, from, to *time.Time) {
+	if from != nil {
+		c.add("created_on >= ?", micros(*from))
+	}
+	if to != nil {
+		c.add("created_on <= ?", micros(*to))
+	}
+}
+
+func (t *tx) ListCharges(ctx context.Context, f payment.ChargeFilter, p payment.ListParams) (payment.Page[*payment.Charge], error) {
+	var c conditions
+	c.scope(f.MerchantID, f.StoreID)
+	if f.Mode != "" {
+		c.add("mode = ?", string(f.Mode))
+	}
+	if f.Status != "" {
+		c.add("status = ?", string(f.Status))
+	}
+	if f.Currency != "" {
+		c.add("currency = ?", f.Currency)
+	}
+	timeRange(&c, f.From, f.To)
+	if f.AmountFrom != nil {
+		c.add("requested_amount >= ?", *f.AmountFrom)
+	}
+	if f.AmountTo != nil {
+		c.add("requested_amount <= ?", *f.AmountTo)
+	}
+	if f.TokenID != uuid.Nil {
+		c.add("token_id = ?", f.TokenID.String())
+	}
+	if f.LastFour != "" {
+		c.add("last_four = ?", f.LastFour)
+	}
+	if f.Email != "" {
+		c.add("email = ?", f.Email)
+	}
+	if f.MetadataKey != "" {
+		// Compare as text so that `order_id: 123` finds 123 and "123".
+		c.add("CAST(json_extract(metadata, '$.' || json_quote(?)) AS TEXT) = ?", f.MetadataKey, f.MetadataValue)
+	}
+	return listPage(ctx, t.tx, chargeColumns, "charges", c.where(), c.args, p, scanCharge)
+}
+
+func (t *tx) RecentCharge(ctx context.Context, tokenID uuid.UUID, amount int64, currency string, since time.Time) (bool, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM charges
+		WHERE token_id = ? AND requested_amount = ? AND currency = ? AND created_on >= ?
+			AND (error_code IS NULL OR error_code != ?)`,
+		tokenID.String(), amount, currency, micros(since), payment.ErrTooManyCharges).Scan(&n)
+	return n > 0, err
+}
+
+// ---- refunds
+
+const refundColumns = `id, store_id, merchant_id, charge_id, mode, status, amount, currency, reason, message, error,
+	metadata, created_on, updated_on`
+
+func refundArgs(r *payment.Refund) ([]any, error) {
+	md, err := metadataJSON(r.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	perr, err := errorJSON(r.Error)
+	if err != nil {
+		return nil, err
+	}
+	return []any{r.ID.String(), r.StoreID.String(), r.MerchantID.String(), r.ChargeID.String(), string(r.Mode),
+		string(r.Status), r.Amount, r.Currency, r.Reason, r.Message, perr, md, micros(r.CreatedOn), micros(r.UpdatedOn)}, nil
+}
+
+func scanRefund(row scanner) (*payment.Refund, error) {
+	var r payment.Refund
+	var id, sid, mid, cid, mode, status, md string
+	var perr sql.NullString
+	var created, updated int64
+	err := row.Scan(&id, &sid, &mid, &cid, &mode, &status, &r.Amount, &r.Currency, &r.Reason, &r.Message, &perr, &md,
+		&created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if r.Metadata, err = parseMetadata(md); err != nil {
+		return nil, err
+	}
+	if r.Error, err = parseError(perr); err != nil {
+		return nil, err
+	}
+	r.ID, r.StoreID, r.MerchantID, r.ChargeID = parseID(id), parseID(sid), parseID(mid), parseID(cid)
+	r.Mode, r.Status = payment.Mode(mode), payment.OperationStatus(status)
+	r.CreatedOn, r.UpdatedOn = fromMicros(created), fromMicros(updated)
+	return &r, nil
+}
+
+func (t *tx) CreateRefund(ctx context.Context, r *payment.Refund) error {
+	args, err := refundArgs(r)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	return err
+}
+
+func (t *tx) Refund(ctx context.Context, id uuid.UUID) (*payment.Refund, error) {
+	r, err := scanRefund(t.tx.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = ?`, id.String()))
+	if err != nil {
+		return nil, notFound(err, "refund")
+	}
+	return r, nil
+}
+
+func (t *tx) UpdateRefund(ctx context.Context, r *payment.Refund) error {
+	args, err := refundArgs(r)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE refunds SET (`+refundColumns+`) = (`+placeholders(len(args))+`) WHERE id = ?`,
+		append(args, r.ID.String())...)
+	return err
+}
+
+func (t *tx) ListRefunds(ctx context.Context, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Refund], error) {
+	return listPage(ctx, t.tx, refundColumns, "refunds", "charge_id = ?", []any{chargeID.String()}, p, scanRefund)
+}
+
+func (t *tx) RefundedAmount(ctx context.Context, chargeID uuid.UUID) (int64, error) {
+	var sum int64
+	err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE charge_id = ? AND status IN ('pending', 'successful')`,
+		chargeID.String()).Scan(&sum)
+	return sum, err
+}
+
+// ---- cancels
+
+const cancelColumns = `id, store_id, merchant_id, charge_id, mode, status, error, metadata, created_on, updated_on`
+
+func cancelArgs(c *payment.Cancel) ([]any, error) {
+	md, err := metadataJSON(c.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	perr, err := errorJSON(c.Error)
+	if err != nil {
+		return nil, err
+	}
+	return []any{c.ID.String(), c.StoreID.String(), c.MerchantID.String(), c.ChargeID.String(), string(c.Mode),
+		string(c.Status), perr, md, micros(c.CreatedOn), micros(c.UpdatedOn)}, nil
+}
+
+func scanCancel(row scanner) (*payment.Cancel, error) {
+	var c payment.Cancel
+	var id, sid, mid, cid, mode, status, md string
+	var perr sql.NullString
+	var created, updated int64
+	if err := row.Scan(&id, &sid, &mid, &cid, &mode, &status, &perr, &md, &created, &updated); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Metadata, err = parseMetadata(md); err != nil {
+		return nil, err
+	}
+	if c.Error, err = parseError(perr); err != nil {
+		return nil, err
+	}
+	c.ID, c.StoreID, c.MerchantID, c.ChargeID = parseID(id), parseID(sid), parseID(mid), parseID(cid)
+	c.Mode, c.Status = payment.Mode(mode), payment.OperationStatus(status)
+	c.CreatedOn, c.UpdatedOn = fromMicros(created), fromMicros(updated)
+	return &c, nil
+}
+
+func (t *tx) CreateCancel(ctx context.Context, c *payment.Cancel) error {
+	args, err := cancelArgs(c)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO cancels (`+cancelColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	return err
+}
+
+func (t *tx) Cancel(ctx context.Context, id uuid.UUID) (*payment.Cancel, error) {
+	c, err := scanCancel(t.tx.QueryRowContext(ctx, `SELECT `+cancelColumns+` FROM cancels WHERE id = ?`, id.String()))
+	if err != nil {
+		return nil, notFound(err, "cancel")
+	}
+	return c, nil
+}
+
+func (t *tx) UpdateCancel(ctx context.Context, c *payment.Cancel) error {
+	args, err := cancelArgs(c)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE cancels SET (`+cancelColumns+`) = (`+placeholders(len(args))+`) WHERE id = ?`,
+		append(args, c.ID.String())...)
+	return err
+}
+
+func (t *tx) ListCancels(ctx context.Context, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Cancel], error) {
+	return listPage(ctx, t.tx, cancelColumns, "cancels", "charge_id = ?", []any{chargeID.String()}, p, scanCancel)
+}
+
+func (t *tx) PendingCancelFor(ctx context.Context, chargeID uuid.UUID) (bool, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cancels WHERE charge_id = ? AND status = 'pending'`, chargeID.String()).Scan(&n)
+	return n > 0, err
+}
+
+// ---- ledger
+
+const ledgerColumns = `id, store_id, merchant_id, charge_id, type, status, amount, currency, mode, metadata, created_on, updated_on`
+
+func (t *tx) PutLedgerEntry(ctx context.Context, e *payment.LedgerEntry) error {
+	md, err := metadataJSON(e.Metadata)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO ledger (`+ledgerColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, amount = excluded.amount,
+			metadata = excluded.metadata, updated_on = excluded.updated_on`,
+		e.ResourceID.String(), e.StoreID.String(), e.MerchantID.String(), e.ChargeID.String(), e.Type, e.Status,
+		e.Amount, e.Currency, string(e.Mode), md, micros(e.CreatedOn), micros(e.UpdatedOn))
+	return err
+}
+
+func scanLedger(row scanner) (*payment.LedgerEntry, error) {
+	var e payment.LedgerEntry
+	var id, sid, mid, cid, mode, md string
+	var created, updated int64
+	if err := row.Scan(&id, &sid, &mid, &cid, &e.Type, &e.Status, &e.Amount, &e.Currency, &mode, &md, &created, &updated); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.Metadata, err = parseMetadata(md); err != nil {
+		return nil, err
+	}
+	e.ResourceID, e.StoreID, e.MerchantID, e.ChargeID = parseID(id), parseID(sid), parseID(mid), parseID(cid)
+	e.Mode, e.CreatedOn, e.UpdatedOn = payment.Mode(mode), fromMicros(created), fromMicros(updated)
+	return &e, nil
+}
+
+func (t *tx) ListLedger(ctx context.Context, f payment.LedgerFilter, p payment.ListParams) (payment.Page[*payment.LedgerEntry], error) {
+	var c conditions
+	c.scope(f.MerchantID, f.StoreID)
+	timeRange(&c, f.From, f.To)
+	if f.Status != "" {
+		c.add("status = ?", f.Status)
+	}
+	if f.Type != "" {
+		c.add("type = ?", f.Type)
+	}
+	if f.Mode != "" {
+		c.add("mode = ?", string(f.Mode))
+	}
+	return listPage(ctx, t.tx, ledgerColumns, "ledger", c.where(), c.args, p, scanLedger)
+}
+
+// ---- the worker's queue
+
+func (t *tx) PendingWork(ctx context.Context, limit int) ([]payment.Work, error) {
+	rows, err := t.tx.QueryContext(ctx, `
+		SELECT kind, id FROM (
+			SELECT 'authorize' AS kind, id FROM charges WHERE status = 'pending'
+			UNION ALL SELECT 'capture', id FROM charges WHERE capture_state = 'requested' AND status = 'authorized'
+			UNION ALL SELECT 'refund', id FROM refunds WHERE status = 'pending'
+			UNION ALL SELECT 'cancel', id FROM cancels WHERE status = 'pending'
+		) ORDER BY id LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var work []payment.Work
+	for rows.Next() {
+		var kind, id string
+		if err := rows.Scan(&kind, &id); err != nil {
+			return nil, err
+		}
+		work = append(work, payment.Work{Kind: payment.WorkKind(kind), ID: parseID(id)})
+	}
+	return work, rows.Err()
+}
