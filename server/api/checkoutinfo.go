@@ -59,6 +59,20 @@ type wireSupportedBrand struct {
 	MCPOnly                  bool     `json:"mcp_only"`
 }
 
+type wireConvenience struct {
+	Enabled             bool    `json:"enabled"`
+	Expiration          *string `json:"expiration"`
+	ExpirationTimeShift *string `json:"expiration_time_shift"`
+}
+
+type wireInstallments struct {
+	Enabled           bool    `json:"enabled"`
+	OnlyWithProcessor bool    `json:"only_with_processor"`
+	CardProcessor     *string `json:"card_processor"`
+	MinChargeAmount   *int64  `json:"min_charge_amount"`
+	MaxPayoutPeriod   *string `json:"max_payout_period"`
+}
+
 type wireCVVConfirmation struct {
 	Enabled   bool  `json:"enabled"`
 	Threshold []any `json:"threshold"`
@@ -72,7 +86,10 @@ type wireCheckoutInfo struct {
 	CardConfiguration                  wireCardConfiguration `json:"card_configuration"`
 	SubscriptionConfiguration          wireEnabled           `json:"subscription_configuration"`
 	QRScanConfiguration                wireEnabled           `json:"qr_scan_configuration"`
-	ConvenienceConfiguration           wireEnabled           `json:"convenience_configuration"`
+	ConvenienceConfiguration           wireConvenience       `json:"convenience_configuration"`
+	InstallmentsConfiguration          wireInstallments      `json:"installments_configuration"`
+	CheckoutConfiguration              map[string]any        `json:"checkout_configuration"`
+	PaidyPublicKey                     *string               `json:"paidy_public_key"`
 	PaidyConfiguration                 wireEnabled           `json:"paidy_configuration"`
 	OnlineConfiguration                wireEnabled           `json:"online_configuration"`
 	BankTransferConfiguration          wireEnabled           `json:"bank_transfer_configuration"`
@@ -98,6 +115,7 @@ func (s *Server) getCheckoutInfo(w http.ResponseWriter, r *http.Request, c *paym
 		Name:                               info.Store.Name,
 		CardConfiguration:                  toWireCardConfiguration(st),
 		SubscriptionConfiguration:          wireEnabled{Enabled: true},
+		CheckoutConfiguration:              map[string]any{},
 		RecurringCardChargeCVVConfirmation: wireCVVConfirmation{Threshold: []any{}},
 		LogoImage:                          optionalString(st.LogoImage),
 		Theme:                              toWireTheme(st.Theme),

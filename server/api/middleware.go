@@ -218,6 +218,11 @@ func (cw *corsWriter) decide() {
 	allowed := cw.s.isOwnOrigin(cw.origin)
 	if c := authOf(cw.r).caller; !allowed && c != nil {
 		allowed = cw.s.svc.OriginAllowedFor(c, cw.origin)
+	} else if !allowed && c == nil {
+		// Authentication failed: let a page that some token allows read
+		// the error (say INVALID_APP_TOKEN) instead of a bare CORS failure.
+		// An error reveals nothing a guess could use.
+		allowed = cw.s.preflightAllowed(cw.r.Context(), cw.origin)
 	}
 	if allowed {
 		h := cw.Header()
@@ -248,7 +253,7 @@ func (s *Server) preflightAllowed(ctx context.Context, origin string) bool {
 	}
 	s.preflight.mu.Lock()
 	defer s.preflight.mu.Unlock()
-	now := time.Now()
+	now := s.svc.Clock().Now()
 	if s.preflight.loaded.IsZero() || now.Sub(s.preflight.loaded) > s.preflight.ttl {
 		domains, err := s.svc.AllowedOrigins(ctx)
 		if err != nil {

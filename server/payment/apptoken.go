@@ -3,6 +3,7 @@ package payment
 import (
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,19 +80,27 @@ func NormalizeDomain(d string) (string, bool) {
 	}
 	if strings.Contains(d, "://") {
 		u, err := url.Parse(d)
-		if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(d, "#") {
 			return "", false
 		}
 		d = u.Host
 	}
 	host := d
 	if h, port, err := net.SplitHostPort(d); err == nil {
-		if port == "" || strings.Trim(port, "0123456789") != "" {
+		n, perr := strconv.Atoi(port)
+		if perr != nil || n < 1 || n > 65535 || strings.Trim(port, "0123456789") != "" {
 			return "", false
 		}
 		host = h
 	}
-	host = strings.TrimPrefix(host, "*.")
+	if strings.HasPrefix(host, "*.") {
+		host = host[2:]
+		// "*.com" would allow a whole top-level domain.
+		if !strings.Contains(host, ".") {
+			return "", false
+		}
+	}
 	if host == "" || len(d) > 253 {
 		return "", false
 	}

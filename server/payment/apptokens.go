@@ -52,6 +52,11 @@ func (s *Service) checkNewAppToken(p NewAppToken) (NewAppToken, error) {
 // the app-token quota of its store or merchant.
 func (s *Service) createAppToken(ctx context.Context, tx Tx, merchantID, storeID, creatorID uuid.UUID, p NewAppToken) (*IssuedAppToken, error) {
 	now := s.clock.Now()
+	if storeID == uuid.Nil {
+		// Merchant tokens are never used from a browser, so domains would
+		// only widen who may read the API's answers.
+		p.Domains = nil
+	}
 	if err := s.appTokenQuota().take(ctx, tx, appTokenScope(merchantID, storeID), now); err != nil {
 		return nil, err
 	}
@@ -111,6 +116,10 @@ func (s *Service) CreateAppToken(ctx context.Context, c *Caller, storeID uuid.UU
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
+		}
+		if c.Token.Mode == ModeTest && p.Mode == ModeLive {
+			// A test credential must not be a way to live credentials.
+			return Errorf(CodeInvalidPermissions, "a test-mode app token cannot create live-mode tokens")
 		}
 		issued, err = s.createAppToken(ctx, tx, owner.MerchantID, owner.StoreID, c.Token.ID, p)
 		return err

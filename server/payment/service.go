@@ -66,7 +66,7 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		vault:        cfg.Vault,
 		processor:    cfg.Processor,
 		wake:         make(chan struct{}, 1),
-		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}},
+		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}
 }
 
@@ -132,7 +132,7 @@ func (s *Service) Authenticate(ctx context.Context, authorization, origin string
 	default:
 		return nil, invalid
 	}
-	claims, err := s.codec.Parse(jwt)
+	claims, err := s.parseJWT(jwt)
 	if err != nil {
 		return nil, invalid
 	}
@@ -187,28 +187,60 @@ func (s *Service) hashSecret(secret string) []byte {
 
 // authCache keeps looked-up app tokens for a short time so that an API call
 // costs a map lookup rather than a database read, while a revocation made
-// elsewhere takes effect within ttl. A revocation made here is immediate.
+// elsewhere takes effect within ttl. A revocation made here is immediate:
+// it leaves a tombstone that a lookup racing with it cannot overwrite.
+//
+// It also remembers which JWT strings have already been verified, so that
+// the signature check and claim parsing run once per token, not once per
+// request: a JWT's claims never change, only the token's state does.
 type authCache struct {
 	ttl     time.Duration
 	mu      sync.RWMutex
 	entries map[uuid.UUID]authEntry
+	claims  map[string]AppTokenClaims
 }
 
 type authEntry struct {
 	token   *AppToken
 	fetched time.Time
+	revoked bool
 }
 
-// authCacheMax bounds the cache; past it the cache starts over, which only
-// costs database reads.
+// authCacheMax bounds each map; past it the map starts over, which only
+// costs database reads and signature checks.
 const authCacheMax = 100_000
+
+// parseJWT verifies a JWT, or recalls that it was verified before.
+func (s *Service) parseJWT(jwt string) (AppTokenClaims, error) {
+	s.auth.mu.RLock()
+	c, ok := s.auth.claims[jwt]
+	s.auth.mu.RUnlock()
+	if ok {
+		return c, nil
+	}
+	c, err := s.codec.Parse(jwt)
+	if err != nil {
+		return c, err
+	}
+	s.auth.mu.Lock()
+	if len(s.auth.claims) >= authCacheMax {
+		s.auth.claims = map[string]AppTokenClaims{}
+	}
+	s.auth.claims[jwt] = c
+	s.auth.mu.Unlock()
+	return c, nil
+}
 
 func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*AppToken, error) {
 	now := s.clock.Now()
 	s.auth.mu.RLock()
 	e, ok := s.auth.entries[id]
 	s.auth.mu.RUnlock()
-	if ok && now.Sub(e.fetched) < s.auth.ttl && now.Sub(e.fetched) >= 0 {
+	fresh := ok && now.Sub(e.fetched) < s.auth.ttl && now.Sub(e.fetched) >= 0
+	if fresh && e.revoked {
+		return nil, NotFound("app token")
+	}
+	if fresh {
 		return e.token, nil
 	}
 	var tok *AppToken
@@ -221,17 +253,22 @@ func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*AppToken, 
 		return nil, err
 	}
 	s.auth.mu.Lock()
+	defer s.auth.mu.Unlock()
+	if cur, ok := s.auth.entries[id]; ok && cur.revoked && now.Sub(cur.fetched) < s.auth.ttl {
+		// Revoked here while this read was under way: the read is stale.
+		return nil, NotFound("app token")
+	}
 	if len(s.auth.entries) >= authCacheMax {
 		s.auth.entries = map[uuid.UUID]authEntry{}
 	}
 	s.auth.entries[id] = authEntry{token: tok, fetched: now}
-	s.auth.mu.Unlock()
 	return tok, nil
 }
 
+// forgetAppToken records a revocation made on this instance.
 func (s *Service) forgetAppToken(id uuid.UUID) {
 	s.auth.mu.Lock()
-	delete(s.auth.entries, id)
+	s.auth.entries[id] = authEntry{fetched: s.clock.Now(), revoked: true}
 	s.auth.mu.Unlock()
 }
 
