@@ -29,8 +29,8 @@ type gateway struct {
 	log     *slog.Logger
 	db      *sqlite.DB
 	service *payment.Service
-	// fingerprintKey keys the hashes of idempotent requests.
-	fingerprintKey []byte
+	// master is the key every other key is derived from (deriveKey).
+	master []byte
 }
 
 // open prepares the data directory, the store and the service.
@@ -65,7 +65,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
 		Processor:    sandbox.Processor{Latency: cfg.SandboxLatency},
 		Limits:       cfg.Resources,
 	})
-	return &gateway{cfg: cfg, log: log, db: db, service: svc, fingerprintKey: deriveKey(master, "idempotency-fingerprint")}, nil
+	return &gateway{cfg: cfg, log: log, db: db, service: svc, master: master}, nil
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -102,7 +102,7 @@ func serve(ctx context.Context, cfg config) error {
 	limiter := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys})
 	go limiter.SweepEvery(workerCtx, time.Minute)
 	idempotency := payment.NewIdempotency(g.db, payment.SystemClock{}, payment.IdempotencyConfig{
-		FingerprintKey: g.fingerprintKey,
+		FingerprintKey: deriveKey(g.master, "idempotency-fingerprint"),
 		// Longer than any request may run (the write timeout), so that a
 		// reservation is only taken over once its request is surely gone.
 		LockTimeout: 90 * time.Second,
@@ -118,11 +118,23 @@ func serve(ctx context.Context, cfg config) error {
 	// used to hammer the gateway.
 	pages := newPageGuard(cfg.PageRatePerMinute, cfg.TrustedProxies)
 	go pages.sweep(workerCtx)
+	gatewayPages, err := web.NewGateway(web.GatewayConfig{
+		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: deriveKey(g.master, "hosted-page-sessions"),
+	})
+	if err != nil {
+		return err
+	}
 	gatewayMux := http.NewServeMux()
 	gatewayMux.Handle("/", apiServer)
+	for _, prefix := range web.GatewayPaths {
+		gatewayMux.Handle(prefix, pages.wrap(gatewayPages))
+	}
 	servers := []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
 	if cfg.DemoAddr != "" {
-		demo, err := web.NewDemo(web.DemoConfig{GatewayURL: cfg.PublicURL, JWT: creds.JWT, StoreID: creds.StoreID})
+		demo, err := web.NewDemo(web.DemoConfig{
+			GatewayURL: cfg.PublicURL, JWT: creds.JWT, Secret: creds.Secret, StoreID: creds.StoreID,
+			DataDir: cfg.DataDir, Logger: log,
+		})
 		if err != nil {
 			return err
 		}

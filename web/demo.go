@@ -6,6 +6,7 @@ package web
 import (
 	"bytes"
 	"html/template"
+	"log/slog"
 	"net/http"
 
 	"github.com/kessai/kessai/static"
@@ -17,8 +18,14 @@ type DemoConfig struct {
 	GatewayURL string
 	// JWT is the store's app token without its secret: what a merchant
 	// page may hold.
-	JWT     string
+	JWT string
+	// Secret lets the storefront's server verify payments with the
+	// gateway before it shows an order as paid.
+	Secret  string
 	StoreID string
+	// DataDir is where the storefront keeps its orders.
+	DataDir string
+	Logger  *slog.Logger
 }
 
 // NewDemo returns the demo storefront's handler.

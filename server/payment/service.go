@@ -163,6 +163,28 @@ func (s *Service) Authenticate(ctx context.Context, authorization, origin string
 	return &Caller{Token: tok, Origin: origin}, nil
 }
 
+// BrowserAppToken checks a store app token meant for browser use (the
+// widget's appId): signature, not revoked, a store token. The gateway's
+// pages use it to decide who may embed them.
+func (s *Service) BrowserAppToken(ctx context.Context, jwt string) (*AppToken, error) {
+	invalid := Errorf(CodeInvalidAppToken, "invalid app token")
+	claims, err := s.parseJWT(strings.TrimSpace(jwt))
+	if err != nil {
+		return nil, invalid
+	}
+	tok, err := s.lookupAppToken(ctx, claims.ID)
+	if err != nil {
+		if IsNotFound(err) {
+			return nil, invalid
+		}
+		return nil, err
+	}
+	if !tok.Active() || tok.IsMerchantToken() || tok.StoreID != claims.StoreID {
+		return nil, invalid
+	}
+	return tok, nil
+}
+
 func (s *Service) originAllowed(tok *AppToken, origin string) bool {
 	if origin == "" {
 		return false

@@ -1,0 +1,8 @@
+package web
+
+import "net/http"
+
+// widgetRoutes serves the widget frame.
+func (p *pages) widgetRoutes(mux *http.ServeMux) error {
+	return nil
+}
