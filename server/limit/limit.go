@@ -24,9 +24,11 @@ import (
 // Limiter admits or refuses one request counted against several buckets at
 // once: either every bucket is charged one request or none is.
 //
-// Admit returns an error only when it cannot decide (invalid buckets, a full
-// key table, an unreachable store); the Result is then still filled as far
-// as known, with Admitted false.
+// Admit returns an error when it cannot decide: invalid buckets (a bug in
+// the caller), ErrFull (the Result then shows the balances and when to
+// retry), or a back end that cannot be reached. Admitted is false with
+// every error; whether to answer 429, 503 or let the request through is
+// the caller's policy.
 type Limiter interface {
 	Admit(ctx context.Context, buckets []Bucket) (Result, error)
 }

@@ -14,7 +14,7 @@ import (
 // Defaults of MemoryConfig.
 const (
 	DefaultMaxKeys      = 1_000_000
-	DefaultShards       = 16
+	DefaultShards       = 64
 	DefaultSweepBackoff = time.Second
 )
 
@@ -23,7 +23,8 @@ const (
 // minRebuildLen a shrunk map is not worth copying.
 const (
 	minSweepLen   = 512
-	minRebuildLen = 4096
+	minRebuildLen = 1024
+	minShardKeys  = 1024
 )
 
 // MemoryConfig configures NewMemory. The zero value is usable.
@@ -32,10 +33,13 @@ type MemoryConfig struct {
 	Clock Clock
 	// MaxKeys caps the buckets held at once (default DefaultMaxKeys). It is
 	// split evenly over the shards, so a request can meet ErrFull while
-	// the table as a whole holds slightly fewer than MaxKeys.
+	// the table as a whole holds slightly fewer than MaxKeys (about 2 %
+	// fewer with the defaults, as keys spread randomly).
 	MaxKeys int
 	// Shards is the number of independently locked parts of the table,
-	// rounded up to a power of two (default DefaultShards).
+	// rounded up to a power of two (default DefaultShards), and lowered
+	// until each shard may hold minShardKeys, so that a small MaxKeys is
+	// not cut into shares too small to be even.
 	Shards int
 	// SweepBackoff is how long a shard that is still nearly full after a
 	// sweep refuses new keys before it sweeps again, so that a table kept
@@ -49,10 +53,10 @@ type MemoryConfig struct {
 // Key table. Buckets are keyed by a 64-bit maphash of their key, seeded per
 // Kind with a random seed per process, so an entry costs the same whatever
 // the key's length, keeps no string alive and the map holds no pointers for
-// the garbage collector to scan. Two keys sharing a hash share a bucket;
-// with a secret seed nobody can aim for that, and by chance it happens to
-// one pair in ~10^7 among a million live keys, and then only makes the
-// limit stricter for those two keys.
+// the garbage collector to scan. Two keys sharing a hash would share a
+// bucket: with a secret seed nobody can aim for that, the chance that any
+// two of a million live keys collide is about 3·10^-8, and it would only
+// make the limit stricter for those two keys.
 //
 // Locking. A request locks the shards of its buckets in ascending order, so
 // that two requests can never deadlock and the check and the charge of all
@@ -119,6 +123,9 @@ func NewMemory(cfg MemoryConfig) *Memory {
 		cfg.SweepBackoff = DefaultSweepBackoff
 	}
 	shards := 1 << bits.Len(uint(cfg.Shards-1))
+	for shards > 1 && cfg.MaxKeys/shards < minShardKeys {
+		shards /= 2
+	}
 	l := &Memory{
 		clock:           cfg.Clock,
 		epoch:           cfg.Clock.Now(),

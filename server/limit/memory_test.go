@@ -1,0 +1,242 @@
+package limit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kessai/kessai/server/limit"
+	"github.com/kessai/kessai/server/limit/limittest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	for _, shards := range []int{1, limit.DefaultShards} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			limittest.Run(t, func(t *testing.T, c *limittest.Clock) limit.Limiter {
+				return limit.NewMemory(limit.MemoryConfig{Clock: c, Shards: shards})
+			})
+		})
+	}
+}
+
+func TestMemoryShared(t *testing.T) {
+	limittest.RunShared(t, func(t *testing.T, c *limittest.Clock) (limit.Limiter, limit.Limiter) {
+		l := limit.NewMemory(limit.MemoryConfig{Clock: c})
+		return l, l
+	})
+}
+
+func admit(t *testing.T, l limit.Limiter, buckets ...limit.Bucket) limit.Result {
+	t.Helper()
+	res, err := l.Admit(context.Background(), buckets)
+	if err != nil {
+		t.Fatalf("Admit: %v", err)
+	}
+	return res
+}
+
+func chargeBucket(key string) limit.Bucket {
+	return limit.Bucket{Kind: limit.KindCharge, Key: key, Rule: limit.ChargeRule()}
+}
+
+func wantKeys(t *testing.T, l *limit.Memory, want int) {
+	t.Helper()
+	if got := l.Keys(); got != want {
+		t.Errorf("Keys() = %d, want %d", got, want)
+	}
+}
+
+func TestMemorySweepDropsFullBuckets(t *testing.T) {
+	c := limittest.NewClock()
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c})
+	admit(t, l,
+		limit.Bucket{Kind: limit.KindRoute, Key: "s|/charges/{id}", Rule: limit.RouteRule()},
+		limit.Bucket{Kind: limit.KindExact, Key: "s|/charges/a", Rule: limit.ExactRule()})
+	wantKeys(t, l, 2)
+
+	// The route bucket is full again after 50 ms; the exact bucket's minute
+	// allowance needs 500 ms.
+	for _, step := range []struct {
+		advance time.Duration
+		keys    int
+	}{
+		{49 * time.Millisecond, 2},
+		{time.Millisecond, 1},
+		{449 * time.Millisecond, 1},
+		{time.Millisecond, 0},
+	} {
+		c.Advance(step.advance)
+		l.Sweep()
+		wantKeys(t, l, step.keys)
+	}
+}
+
+func TestMemoryRefusalDropsFullBuckets(t *testing.T) {
+	c := limittest.NewClock()
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c})
+	slow := limit.Bucket{Kind: limit.KindRoute, Key: "slow", Rule: limit.Rule{Burst: 1, BurstRefillPerMinute: 1, PerMinute: 1}}
+	fast := limit.Bucket{Kind: limit.KindExact, Key: "fast", Rule: limit.Rule{Burst: 1, BurstRefillPerMinute: limit.MaxRuleValue, PerMinute: limit.MaxRuleValue}}
+	admit(t, l, slow, fast)
+	wantKeys(t, l, 2)
+	c.Advance(time.Millisecond)
+	if res := admit(t, l, slow, fast); res.Admitted {
+		t.Fatal("admitted past an empty bucket")
+	}
+	// The refusal found the fast bucket full and forgot it.
+	wantKeys(t, l, 1)
+}
+
+// TestMemoryBoundedWithoutSweeper: with nobody calling Sweep, the table
+// stays in proportion to the live buckets as keys come and go.
+func TestMemoryBoundedWithoutSweeper(t *testing.T) {
+	c := limittest.NewClock()
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c, Shards: 1})
+	most := 0
+	for i := range 100_000 {
+		// Each key is used once and is full again 20 ms later.
+		admit(t, l, chargeBucket(fmt.Sprint("k", i)))
+		c.Advance(10 * time.Millisecond)
+		most = max(most, l.Keys())
+	}
+	if most > 512 {
+		t.Errorf("table grew to %d keys with at most 3 live", most)
+	}
+}
+
+func TestMemoryKeyCap(t *testing.T) {
+	c := limittest.NewClock()
+	const maxKeys = 16
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c, Shards: 1, MaxKeys: maxKeys, SweepBackoff: time.Second})
+	key := func(i int) limit.Bucket { return chargeBucket(fmt.Sprint("k", i)) }
+
+	// Key 0 is full again at 20 ms, keys 1–14 at 60 ms, the slow key (empty
+	// now) after a minute.
+	slow := limit.Bucket{Kind: limit.KindCharge, Key: "slow", Rule: limit.Rule{Burst: 1, BurstRefillPerMinute: 1, PerMinute: 1}}
+	admit(t, l, key(0))
+	for i := 1; i < maxKeys-1; i++ {
+		for range 3 {
+			admit(t, l, key(i))
+		}
+	}
+	admit(t, l, slow)
+	wantKeys(t, l, maxKeys)
+
+	refusedFull := func(what string, b limit.Bucket, retryAfter time.Duration) {
+		t.Helper()
+		res, err := l.Admit(context.Background(), []limit.Bucket{b})
+		if !errors.Is(err, limit.ErrFull) {
+			t.Fatalf("%s: err = %v, want ErrFull", what, err)
+		}
+		if res.Admitted || res.Buckets[0].Remaining != 100 || res.RetryAfter != retryAfter {
+			t.Fatalf("%s: %+v, want refused, remaining 100, retry after %v", what, res, retryAfter)
+		}
+	}
+	refusedFull("a new key at the cap", key(16), 20*time.Millisecond)
+	// Keys already held keep working.
+	if res := admit(t, l, key(1)); !res.Admitted || res.Buckets[0].Remaining != 96 {
+		t.Fatalf("held key at the cap: %+v", res)
+	}
+	// A refusal on the rate is still a plain refusal, whatever the table.
+	if res := admit(t, l, slow, key(16)); res.Admitted {
+		t.Fatal("admitted past an empty bucket")
+	}
+
+	// At 20 ms the sweep frees key 0, which leaves the table nearly full:
+	// the new key gets the place, and the shard stops sweeping for 1 s.
+	c.Advance(20 * time.Millisecond)
+	if res := admit(t, l, key(16)); !res.Admitted || res.Buckets[0].Remaining != 99 {
+		t.Fatalf("new key after the sweep: %+v", res)
+	}
+	refusedFull("the next new key", key(17), time.Second)
+	// Keys 1–14 are full at 60 ms, but the shard is backing off.
+	c.Advance(40 * time.Millisecond)
+	refusedFull("a new key while backing off", key(17), 960*time.Millisecond)
+	c.Advance(960 * time.Millisecond)
+	if res := admit(t, l, key(17)); !res.Admitted || res.Buckets[0].Remaining != 99 {
+		t.Fatalf("new key after the backoff: %+v", res)
+	}
+	wantKeys(t, l, 2) // the slow key and key 17
+}
+
+// TestMemoryGivesMemoryBack: after a flood of keys, a sweep returns the
+// memory, not only the entries.
+func TestMemoryGivesMemoryBack(t *testing.T) {
+	c := limittest.NewClock()
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c})
+	before := heapAlloc()
+	for i := range 200_000 {
+		admit(t, l, chargeBucket(fmt.Sprint("k", i)))
+	}
+	flooded := heapAlloc() - before
+	c.Advance(time.Second)
+	l.Sweep()
+	wantKeys(t, l, 0)
+	if left := heapAlloc() - before; left > flooded/4 {
+		t.Errorf("%d bytes held after the sweep, %d at the flood", left, flooded)
+	}
+	runtime.KeepAlive(l)
+}
+
+func TestMemorySweepEvery(t *testing.T) {
+	c := limittest.NewClock()
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c})
+	admit(t, l, chargeBucket("k"))
+	c.Advance(time.Second)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		l.SweepEvery(ctx, time.Millisecond)
+		close(done)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Keys() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("SweepEvery did not drop the full bucket")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
+// TestMemoryIdleKeySize holds the design goal of at most ~150 bytes per
+// idle key. BenchmarkIdleKeyMemory measures a million.
+func TestMemoryIdleKeySize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 100,000 keys")
+	}
+	if perKey := idleKeyBytes(100_000); perKey > 150 {
+		t.Errorf("%.0f bytes per idle key, want at most 150", perKey)
+	}
+}
+
+// idleKeyBytes is the heap per exact key held, n distinct keys all live.
+func idleKeyBytes(n int) float64 {
+	c := limittest.NewClock()
+	before := heapAlloc()
+	l := limit.NewMemory(limit.MemoryConfig{Clock: c, MaxKeys: 2 * n})
+	buckets := []limit.Bucket{{Kind: limit.KindExact, Rule: limit.ExactRule()}}
+	for i := range n {
+		buckets[0].Key = fmt.Sprintf("store:11111111-2222-3333-4444-555555555555/mode:test|/charges/%d?polling=true", i)
+		if _, err := l.Admit(context.Background(), buckets); err != nil {
+			panic(err)
+		}
+	}
+	if l.Keys() != n {
+		panic(fmt.Sprintf("%d keys held, want %d", l.Keys(), n))
+	}
+	perKey := float64(heapAlloc()-before) / float64(n)
+	runtime.KeepAlive(l)
+	return perKey
+}
+
+func heapAlloc() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
