@@ -352,10 +352,10 @@ func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid
 			return Invalid("status", "INVALID_CHARGE_STATUS")
 		}
 		capture := *ch.ChargedAmount
+		if currency != "" && !sameCurrency(currency, ch.Currency) {
+			return Errorf(CodeCurrencyMustMatchCharge, "capture currency differs from the charge's")
+		}
 		if amount != nil {
-			if currency != "" && !sameCurrency(currency, ch.Currency) {
-				return Errorf(CodeCurrencyMustMatchCharge, "capture currency differs from the charge's")
-			}
 			if *amount <= 0 {
 				return Invalid("amount", "INVALID_AMOUNT")
 			}

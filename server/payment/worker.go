@@ -209,7 +209,8 @@ func (s *Service) capture(ctx context.Context, id uuid.UUID) error {
 			amount := ch.CaptureAmount
 			ch.Status, ch.ChargedAmount, ch.CaptureState = ChargeSuccessful, &amount, CaptureDone
 		} else {
-			ch.Status, ch.Error, ch.CaptureState = ChargeFailed, res.Error, CaptureNone
+			// Nothing was charged: the authorisation is gone with it.
+			ch.Status, ch.Error, ch.CaptureState, ch.ChargedAmount = ChargeFailed, res.Error, CaptureNone, nil
 		}
 		ch.UpdatedOn = s.clock.Now()
 		if err := tx.UpdateCharge(ctx, ch); err != nil {

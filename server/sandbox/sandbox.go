@@ -106,8 +106,14 @@ func (p Processor) Authorize(ctx context.Context, req payment.AuthorizeRequest) 
 	if e := forced(req.Email); e != nil {
 		return payment.ProcessorResult{Error: e}, nil
 	}
-	if o := cards[req.Card.Number]; o.authorize != nil {
+	o := cards[req.Card.Number]
+	if o.authorize != nil {
 		return payment.ProcessorResult{Error: o.authorize}, nil
+	}
+	if req.Capture && o.capture != nil {
+		// Authorised and captured in one step: the capture's refusal is
+		// the charge's.
+		return payment.ProcessorResult{Error: o.capture}, nil
 	}
 	return payment.ProcessorResult{Reference: "sandbox-auth-" + req.ChargeID.String()}, nil
 }
