@@ -1,0 +1,269 @@
+package main
+
+// Charges per second on the embedded store, next to the raw commit rate of
+// the same kind of SQLite file in the same run:
+//
+//	make bench-charges
+//
+// or go test -run '^$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$' -benchmem ./server/
+//
+// Both benchmarks set up a gateway the way the binary does (open in
+// serve.go): kessai.db through sqlite.Open (WAL, synchronous=FULL, one
+// writer connection), keys generated into the temp data directory, the
+// demo account seeded. Differences from the binary, on purpose: logs are
+// discarded, the daily test-charge quota is lifted (b.N exceeds the 1440 a
+// day of the default limits), rate limiting and idempotency are off, and
+// the sandbox acquirer has no latency.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kessai/kessai/server/aesgcm"
+	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sandbox"
+	"github.com/kessai/kessai/server/sqlite"
+)
+
+// benchGateway is a gateway on a temp data dir, served by httptest.
+type benchGateway struct {
+	db     *sqlite.DB
+	srv    *httptest.Server
+	client *http.Client
+	auth   string
+	store  string
+}
+
+func newBenchGateway(b *testing.B) *benchGateway {
+	b.Helper()
+	ctx := context.Background()
+	cfg := config{DataDir: b.TempDir()}
+	master, err := masterKey(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	codec, err := jwt.NewCodec(deriveKey(master, "app-token-jwt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cardKey, retired, err := cardKeys(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vault, err := aesgcm.New(cardKey, retired...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	limits := payment.DefaultResourceLimits()
+	limits.TestChargesPerDay = math.MaxInt32
+	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
+		SecretKey:    deriveKey(master, "app-token-secret"),
+		PublicOrigin: "http://127.0.0.1",
+		Limits:       limits,
+		Vault:        vault,
+		Processor:    sandbox.Processor{},
+	})
+	demo, err := svc.SeedDemo(ctx, nil)
+	if err != nil || demo == nil {
+		b.Fatalf("SeedDemo: %v, %v", demo, err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	workerCtx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan struct{})
+	go func() {
+		defer close(workerDone)
+		svc.RunWorker(workerCtx, time.Second, log)
+	}()
+	b.Cleanup(func() { stopWorker(); <-workerDone })
+	srv := httptest.NewServer(api.New(api.Config{Service: svc, Logger: log}))
+	b.Cleanup(srv.Close)
+	return &benchGateway{
+		db:     db,
+		srv:    srv,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+		auth:   "Bearer " + demo.Token.Secret + "." + demo.Token.JWT,
+		store:  demo.StoreID.String(),
+	}
+}
+
+func (g *benchGateway) post(path string, body []byte, want int) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, g.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", g.auth)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := g.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode != want {
+		err = fmt.Errorf("POST %s: %d %s", path, res.StatusCode, out)
+	}
+	return out, err
+}
+
+// pending counts charges the worker has not finished yet (at most one
+// page's worth: only zero matters).
+func (g *benchGateway) pending() (int, error) {
+	req, err := http.NewRequest(http.MethodGet, g.srv.URL+"/stores/"+g.store+"/charges?status=pending&limit=100", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", g.auth)
+	res, err := g.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	var page struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&page); err != nil {
+		return 0, err
+	}
+	return len(page.Items), nil
+}
+
+var benchTokenBody = []byte(fmt.Sprintf(`{"payment_type":"card","type":"one_time","email":"bench@example.com",`+
+	`"data":{"cardholder":"TARO YAMADA","card_number":"4000020000000000","exp_month":12,"exp_year":%d,"cvv":"123"}}`,
+	time.Now().Year()+3))
+
+// BenchmarkCreateCharge measures card charges end to end on the embedded
+// store: one op is POST /tokens (201) then POST /charges (201) over real
+// HTTP (httptest, loopback) through the full API handler (router and
+// middleware), and the timed region ends only when the worker has
+// finished every charge (successful). 4×GOMAXPROCS clients send
+// concurrently. Each charge costs three write transactions: the token,
+// the charge, the authorisation.
+//
+// Metrics: ns/op is wall time per fully processed charge; charges/s is its
+// inverse; accepted/s is how fast the API answered 201 to both requests
+// (the worker keeps up or lags behind that).
+func BenchmarkCreateCharge(b *testing.B) {
+	g := newBenchGateway(b)
+	// Warm up, untimed: connections, caches, the worker, and the WAL file,
+	// which grows on a fresh database until its first checkpoint (appends
+	// that change the file size make each fsync dearer than the steady
+	// state of a gateway that has been running a while).
+	for range benchWarmUpCharges {
+		if err := benchCharge(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := waitDrained(g); err != nil {
+		b.Fatal(err)
+	}
+
+	var failed atomic.Value
+	b.SetParallelism(4)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := benchCharge(g); err != nil {
+				failed.CompareAndSwap(nil, err)
+				return
+			}
+		}
+	})
+	accepted := time.Since(start)
+	if err := waitDrained(g); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
+	b.ReportMetric(float64(b.N)/accepted.Seconds(), "accepted/s")
+}
+
+// Untimed warm-up sizes: enough for the WAL (auto-checkpoint at 1000
+// pages) to wrap once.
+const (
+	benchWarmUpCharges = 150
+	benchWarmUpCommits = 1500
+)
+
+func benchCharge(g *benchGateway) error {
+	out, err := g.post("/tokens", benchTokenBody, http.StatusCreated)
+	if err != nil {
+		return err
+	}
+	var tok struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(out, &tok); err != nil {
+		return err
+	}
+	_, err = g.post("/charges", []byte(`{"transaction_token_id":"`+tok.ID+`","amount":1000,"currency":"JPY"}`), http.StatusCreated)
+	return err
+}
+
+func waitDrained(g *benchGateway) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		n, err := g.pending()
+		if err != nil || n == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d charges still pending", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// BenchmarkSQLiteCommit is the floor for BenchmarkCreateCharge: the raw
+// commit rate of a gateway's kessai.db, opened exactly as the gateway opens
+// it (sqlite.Open: WAL, synchronous=FULL, the one writer connection). One
+// op is one autocommitted INSERT of one row into a scratch table, i.e. one
+// write transaction with its WAL fsync.
+func BenchmarkSQLiteCommit(b *testing.B) {
+	g := newBenchGateway(b)
+	ctx := context.Background()
+	if err := g.db.Exec(ctx, `CREATE TABLE bench_commit (id INTEGER PRIMARY KEY, payload TEXT NOT NULL, created_on INTEGER NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	payload := string(bytes.Repeat([]byte("x"), 200))
+	// Warm up the WAL past its first checkpoint, as for the charges.
+	for range benchWarmUpCommits {
+		if err := g.db.Exec(ctx, `INSERT INTO bench_commit (payload, created_on) VALUES (?, ?)`, payload, time.Now().UnixNano()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := g.db.Exec(ctx, `INSERT INTO bench_commit (payload, created_on) VALUES (?, ?)`, payload, time.Now().UnixNano()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
+}

@@ -1,0 +1,664 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCrashRecovery kills the gateway with SIGKILL while charges and
+// refunds are still waiting for the (slow) sandbox acquirer, restarts it on
+// the same data directory and checks that nothing acknowledged was lost or
+// done twice: every charge answered 201 before the kill exists once, ends
+// in the state its card and capture flag call for, and appears once in the
+// transaction history with that status; every refund likewise; nothing is
+// left pending; and the restarted gateway still exits 0 on SIGTERM.
+//
+// It builds the real binary, so it is skipped under -short.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gateway binary")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH to build the gateway")
+	}
+	start := time.Now()
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "kessai")
+	build := exec.Command(goTool, "build", "-o", bin, "./")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	t.Logf("built the gateway in %v", time.Since(start).Round(time.Millisecond))
+
+	dataDir := filepath.Join(tmp, "data")
+	port := freeTCPPort(t)
+	gw := startCrashGateway(t, bin, dataDir, port, "first")
+	creds := gw.credentials(t)
+	c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT, store: creds.StoreID}
+
+	const (
+		cardOK       = "4000020000000000"
+		cardDeclined = "4111111111111111"
+	)
+	// want is the final status each acknowledged charge must reach.
+	want := map[string]string{}
+	var order []string // charge ids in the order they were acknowledged
+
+	newCharge := func(card string, capture bool, amount int) string {
+		tok := c.token(card)
+		id, status := c.charge(tok, capture, amount)
+		if status != http.StatusCreated {
+			t.Fatalf("POST /charges: %d", status)
+		}
+		switch {
+		case card == cardDeclined:
+			want[id] = "failed"
+		case capture:
+			want[id] = "successful"
+		default:
+			want[id] = "authorized"
+		}
+		order = append(order, id)
+		return id
+	}
+
+	// A few charges first, which must be successful before they can be
+	// refunded (300 ms each at the acquirer).
+	var refundable []string
+	for i := 0; i < 3; i++ {
+		refundable = append(refundable, newCharge(cardOK, true, 1000+i))
+	}
+	for _, id := range refundable {
+		if st := c.waitCharge(id, 10*time.Second, "successful"); st != "successful" {
+			t.Fatalf("charge %s: %s before any crash", id, st)
+		}
+	}
+	// Then, quickly: refunds of those, and ~20 more charges of every kind.
+	refunds := map[string]string{} // refund id → charge id
+	for _, id := range refundable {
+		rid, status := c.refund(id, 300)
+		if status != http.StatusCreated {
+			t.Fatalf("POST refund of %s: %d", id, status)
+		}
+		refunds[rid] = id
+	}
+	for i := 0; i < 17; i++ {
+		switch i % 4 {
+		case 0, 1:
+			newCharge(cardOK, true, 2000+i)
+		case 2:
+			newCharge(cardOK, false, 2000+i)
+		case 3:
+			newCharge(cardDeclined, true, 2000+i)
+		}
+	}
+
+	// Charges racing the kill: a client keeps making tokens and charges
+	// until the gateway is gone. Answered ones must survive like the rest;
+	// one whose answer was lost to the kill may or may not exist, but at
+	// most once.
+	type raceResult struct {
+		token    string
+		chargeID string // set when 201 came back
+	}
+	var raced []raceResult
+	acked := make(chan struct{}, 1)
+	racerDone := make(chan struct{})
+	go func() {
+		defer close(racerDone)
+		for i := 0; i < 500; i++ {
+			tok, err := c.tryToken(cardOK)
+			if err != nil || tok == "" {
+				return // the gateway is gone
+			}
+			raced = append(raced, raceResult{token: tok})
+			id, status, err := c.tryCharge(tok, true, 3000+i)
+			if err != nil {
+				return
+			}
+			if status == http.StatusCreated {
+				raced[len(raced)-1].chargeID = id
+				select {
+				case acked <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case <-acked: // at least one raced charge was acknowledged
+	case <-racerDone:
+		t.Fatal("the racing client stopped before any charge was acknowledged")
+	}
+
+	pending := c.pendingCharges()
+	if pending == 0 {
+		t.Fatal("no charge is pending right before the kill: the test would prove nothing")
+	}
+	gw.kill(t)
+	<-racerDone
+	t.Logf("SIGKILL with %d charges pending (%d acknowledged before the race, %d refunds, %d raced) after %v",
+		pending, len(order), len(refunds), len(raced), time.Since(start).Round(time.Millisecond))
+
+	var unknownTokens []string // charge sent, no answer: may or may not have one
+	for _, r := range raced {
+		if r.chargeID != "" {
+			want[r.chargeID] = "successful"
+			order = append(order, r.chargeID)
+		} else {
+			unknownTokens = append(unknownTokens, r.token)
+		}
+	}
+
+	// Restart on the same data dir and port: the saved credentials must
+	// still be good.
+	gw = startCrashGateway(t, bin, dataDir, port, "second")
+	if again := gw.credentials(t); again.JWT != creds.JWT || again.Secret != creds.Secret || again.StoreID != creds.StoreID {
+		t.Fatal("the restart issued new demo credentials instead of reusing the saved ones")
+	}
+
+	// Everything reaches a final state.
+	deadline := time.Now().Add(20 * time.Second)
+	final := map[string]string{}
+	for _, id := range order {
+		st := c.waitCharge(id, time.Until(deadline), want[id])
+		if st != want[id] {
+			t.Errorf("charge %s: status %q, want %q", id, st, want[id])
+		}
+		final[id] = st
+	}
+	for rid, chargeID := range refunds {
+		if st := c.waitRefund(chargeID, rid, time.Until(deadline)); st != "successful" {
+			t.Errorf("refund %s of %s: status %q, want successful", rid, chargeID, st)
+		}
+	}
+
+	// Declined charges carry their payment error.
+	for id, st := range want {
+		if st != "failed" {
+			continue
+		}
+		var ch struct {
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		c.get("/stores/"+c.store+"/charges/"+id, &ch)
+		if ch.Error == nil || ch.Error.Code != 306 {
+			t.Errorf("declined charge %s: error %+v, want code 306", id, ch.Error)
+		}
+	}
+
+	// Every charge the gateway has exists exactly once and is one we asked
+	// for: the acknowledged ones, plus at most one per unanswered request.
+	type listedCharge struct {
+		ID      string `json:"id"`
+		TokenID string `json:"transaction_token_id"`
+		Status  string `json:"status"`
+	}
+	listCharges := func() []listedCharge {
+		var listed []listedCharge
+		c.listAll("/stores/"+c.store+"/charges", func(raw json.RawMessage) {
+			var ch listedCharge
+			mustUnmarshal(t, raw, &ch)
+			listed = append(listed, ch)
+		})
+		return listed
+	}
+	// A charge whose answer the kill swallowed may exist; if so it must
+	// be finished too.
+	for _, ch := range listCharges() {
+		if _, ok := want[ch.ID]; !ok {
+			c.waitCharge(ch.ID, time.Until(deadline), "successful")
+		}
+	}
+	listed := listCharges()
+	seen := map[string]int{}
+	perToken := map[string]int{}
+	for _, ch := range listed {
+		seen[ch.ID]++
+		perToken[ch.TokenID]++
+		if ch.Status == "pending" {
+			t.Errorf("charge %s is still pending", ch.ID)
+		}
+	}
+	for id := range want {
+		if seen[id] != 1 {
+			t.Errorf("acknowledged charge %s listed %d times", id, seen[id])
+		}
+	}
+	for tok, n := range perToken {
+		if n != 1 {
+			t.Errorf("token %s has %d charges", tok, n)
+		}
+	}
+	extra := len(listed) - len(want)
+	if extra < 0 || extra > len(unknownTokens) {
+		t.Errorf("%d charges listed, %d acknowledged, %d requests unanswered", len(listed), len(want), len(unknownTokens))
+	}
+	for _, ch := range listed {
+		if _, ok := want[ch.ID]; !ok {
+			if !slices.Contains(unknownTokens, ch.TokenID) {
+				t.Errorf("charge %s (token %s) was never asked for", ch.ID, ch.TokenID)
+			}
+			final[ch.ID] = ch.Status
+			if ch.Status != "successful" {
+				t.Errorf("unanswered charge %s ended %q, want successful", ch.ID, ch.Status)
+			}
+		}
+	}
+
+	// The ledger: each charge and refund once, with its object's status.
+	type line struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Status   string `json:"status"`
+		ChargeID string `json:"charge_id"`
+	}
+	lines := map[string]line{}
+	c.listAll("/transaction_history", func(raw json.RawMessage) {
+		var l line
+		mustUnmarshal(t, raw, &l)
+		if _, dup := lines[l.ID]; dup {
+			t.Errorf("ledger lists %s %s twice", l.Type, l.ID)
+		}
+		lines[l.ID] = l
+		if l.Status == "pending" {
+			t.Errorf("ledger line %s %s is still pending", l.Type, l.ID)
+		}
+	})
+	for id, st := range final {
+		l, ok := lines[id]
+		switch {
+		case !ok:
+			t.Errorf("charge %s missing from the ledger", id)
+		case l.Type != "charge" || l.Status != st:
+			t.Errorf("ledger line of charge %s: %s/%s, want charge/%s", id, l.Type, l.Status, st)
+		}
+	}
+	for rid, chargeID := range refunds {
+		l, ok := lines[rid]
+		switch {
+		case !ok:
+			t.Errorf("refund %s missing from the ledger", rid)
+		case l.Type != "refund" || l.Status != "successful" || l.ChargeID != chargeID:
+			t.Errorf("ledger line of refund %s: %+v", rid, l)
+		}
+	}
+	if len(lines) != len(final)+len(refunds) {
+		t.Errorf("ledger has %d lines, want %d charges + %d refunds", len(lines), len(final), len(refunds))
+	}
+	// Each refunded charge has exactly its one refund.
+	for _, chargeID := range refundable {
+		n := 0
+		c.listAll("/stores/"+c.store+"/charges/"+chargeID+"/refunds", func(json.RawMessage) { n++ })
+		if n != 1 {
+			t.Errorf("charge %s has %d refunds, want 1", chargeID, n)
+		}
+	}
+
+	gw.terminate(t)
+	t.Logf("done in %v (%d charges, %d refunds, %d racing requests unanswered)",
+		time.Since(start).Round(time.Millisecond), len(final), len(refunds), len(unknownTokens))
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func mustUnmarshal(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+// crashGateway is one run of the binary.
+type crashGateway struct {
+	cmd     *exec.Cmd
+	addr    string
+	dataDir string
+	stderr  string
+	done    chan struct{}
+	waitErr error
+}
+
+func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string) *crashGateway {
+	t.Helper()
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KESSAI_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"KESSAI_ADDR="+addr,
+		"KESSAI_DEMO_ADDR=",
+		"KESSAI_DATA_DIR="+dataDir,
+		"KESSAI_SANDBOX_LATENCY=300ms",
+	)
+	logPath := filepath.Join(filepath.Dir(dataDir), name+".stderr.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	cmd.Stdout = io.Discard
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := &crashGateway{cmd: cmd, addr: addr, dataDir: dataDir, stderr: logPath, done: make(chan struct{})}
+	go func() {
+		g.waitErr = cmd.Wait()
+		logFile.Close()
+		close(g.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-g.done:
+		default:
+			cmd.Process.Kill()
+			<-g.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("%s gateway stderr (last lines):\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+		}
+	})
+
+	deadline := time.Now().Add(20 * time.Second)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case <-g.done:
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("%s gateway exited before it was ready: %v\n%s", name, g.waitErr, b)
+		default:
+		}
+		if res, err := client.Get("http://" + addr + "/heartbeat"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return g
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s gateway not ready within 20s", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (g *crashGateway) credentials(t *testing.T) credentials {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(g.dataDir, credentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c credentials
+	mustUnmarshal(t, b, &c)
+	if c.JWT == "" || c.Secret == "" || c.StoreID == "" {
+		t.Fatalf("incomplete %s: %s", credentialsFile, b)
+	}
+	return c
+}
+
+func (g *crashGateway) kill(t *testing.T) {
+	t.Helper()
+	if err := g.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-g.done
+}
+
+// terminate sends SIGTERM and requires a clean exit 0.
+func (g *crashGateway) terminate(t *testing.T) {
+	t.Helper()
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.done:
+	case <-time.After(25 * time.Second):
+		t.Fatal("no exit within 25s of SIGTERM")
+	}
+	if g.waitErr != nil {
+		t.Fatalf("exit after SIGTERM: %v (want status 0)", g.waitErr)
+	}
+}
+
+// crashClient speaks the API with the demo store's secret.
+type crashClient struct {
+	t     *testing.T
+	base  string
+	auth  string
+	store string
+}
+
+var crashHTTP = &http.Client{Timeout: 10 * time.Second}
+
+// do sends one request; err is a transport error (no answer).
+func (c *crashClient) do(method, path string, body, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", c.auth)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := crashHTTP.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, err
+	}
+	if res.StatusCode >= 300 {
+		c.t.Logf("%s %s → %d %s", method, path, res.StatusCode, b)
+		return res.StatusCode, nil
+	}
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return res.StatusCode, fmt.Errorf("%s %s: %w: %s", method, path, err, b)
+		}
+	}
+	return res.StatusCode, nil
+}
+
+func (c *crashClient) must(method, path string, body, out any, want int) {
+	c.t.Helper()
+	status, err := c.do(method, path, body, out)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if status != want {
+		c.t.Fatalf("%s %s: status %d, want %d", method, path, status, want)
+	}
+}
+
+func (c *crashClient) get(path string, out any) {
+	c.t.Helper()
+	c.must(http.MethodGet, path, nil, out, http.StatusOK)
+}
+
+func (c *crashClient) token(card string) string {
+	c.t.Helper()
+	id, err := c.tryToken(card)
+	if err != nil || id == "" {
+		c.t.Fatalf("POST /tokens: %q, %v", id, err)
+	}
+	return id
+}
+
+// tryToken makes a one-time card token; "" without an error means the
+// gateway refused it.
+func (c *crashClient) tryToken(card string) (string, error) {
+	var tok struct {
+		ID string `json:"id"`
+	}
+	status, err := c.do(http.MethodPost, "/tokens", map[string]any{
+		"payment_type": "card",
+		"type":         "one_time",
+		"email":        "crash@example.com",
+		"data": map[string]any{
+			"cardholder": "TARO YAMADA", "card_number": card,
+			"exp_month": 12, "exp_year": time.Now().Year() + 3, "cvv": "123",
+		},
+	}, &tok)
+	if err != nil || status != http.StatusCreated {
+		return "", err
+	}
+	return tok.ID, nil
+}
+
+func (c *crashClient) tryCharge(token string, capture bool, amount int) (string, int, error) {
+	var ch struct {
+		ID string `json:"id"`
+	}
+	status, err := c.do(http.MethodPost, "/charges", map[string]any{
+		"transaction_token_id": token, "amount": amount, "currency": "JPY", "capture": capture,
+	}, &ch)
+	return ch.ID, status, err
+}
+
+func (c *crashClient) charge(token string, capture bool, amount int) (string, int) {
+	c.t.Helper()
+	id, status, err := c.tryCharge(token, capture, amount)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return id, status
+}
+
+func (c *crashClient) refund(chargeID string, amount int) (string, int) {
+	c.t.Helper()
+	var rf struct {
+		ID string `json:"id"`
+	}
+	status, err := c.do(http.MethodPost, "/stores/"+c.store+"/charges/"+chargeID+"/refunds",
+		map[string]any{"amount": amount, "currency": "JPY", "reason": "customer_request"}, &rf)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return rf.ID, status
+}
+
+// pendingCharges counts the store's pending charges.
+func (c *crashClient) pendingCharges() int {
+	c.t.Helper()
+	n := 0
+	c.listAll("/stores/"+c.store+"/charges?status=pending", func(json.RawMessage) { n++ })
+	return n
+}
+
+// waitCharge long-polls a charge until it is final (or, for an auth-only
+// charge, authorized and not being captured), or until timeout.
+func (c *crashClient) waitCharge(id string, timeout time.Duration, want string) string {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var ch struct {
+			Status        string `json:"status"`
+			CaptureStatus string `json:"capture_status"`
+		}
+		c.get("/stores/"+c.store+"/charges/"+id+"?polling=true", &ch)
+		switch ch.Status {
+		case "successful", "failed", "error", "canceled":
+			return ch.Status
+		case "authorized":
+			if want == "authorized" {
+				return ch.Status
+			}
+		}
+		if time.Now().After(deadline) {
+			return ch.Status
+		}
+	}
+}
+
+func (c *crashClient) waitRefund(chargeID, id string, timeout time.Duration) string {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var rf struct {
+			Status string `json:"status"`
+		}
+		c.get("/stores/"+c.store+"/charges/"+chargeID+"/refunds/"+id+"?polling=true", &rf)
+		if rf.Status != "pending" || time.Now().After(deadline) {
+			return rf.Status
+		}
+	}
+}
+
+// listAll walks every page of a list, newest first.
+func (c *crashClient) listAll(path string, each func(json.RawMessage)) {
+	c.t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	cursor := ""
+	for range 1000 {
+		var page struct {
+			Items   []json.RawMessage `json:"items"`
+			HasMore *bool             `json:"has_more"`
+		}
+		p := path + sep + "limit=100"
+		if cursor != "" {
+			p += "&cursor=" + cursor
+		}
+		c.get(p, &page)
+		if page.HasMore == nil {
+			c.t.Fatalf("GET %s: no has_more", p)
+		}
+		for _, raw := range page.Items {
+			each(raw)
+		}
+		if !*page.HasMore || len(page.Items) == 0 {
+			return
+		}
+		var last struct {
+			ID string `json:"id"`
+		}
+		mustUnmarshal(c.t, page.Items[len(page.Items)-1], &last)
+		cursor = last.ID
+	}
+	c.t.Fatalf("GET %s: too many pages", path)
+}
