@@ -20,16 +20,15 @@ type wireMerchant struct {
 	Configuration map[string]any `json:"configuration"`
 }
 
-func (s *Server) getMe(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getMe(r *http.Request, c *payment.Caller) (int, any, error) {
 	m, err := s.svc.Me(r.Context(), c)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, wireMerchant{
+	return http.StatusOK, wireMerchant{
 		ID: m.ID, Name: m.Name, Email: m.Email, Verified: m.Verified,
 		CreatedOn: wireTime(m.CreatedOn), Configuration: map[string]any{},
-	})
+	}, nil
 }
 
 type wireStoreConfiguration struct {
@@ -64,53 +63,46 @@ func optionalString(s string) *string {
 	return &s
 }
 
-func (s *Server) listStores(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listStores(r *http.Request, c *payment.Caller) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.Stores(r.Context(), c, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireStore))
+	return http.StatusOK, toWireList(page, toWireStore), nil
 }
 
-func (s *Server) getStore(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getStore(r *http.Request, c *payment.Caller) (int, any, error) {
 	id, err := pathID(r, "storeId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	st, err := s.svc.Store(r.Context(), c, id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireStore(st))
+	return http.StatusOK, toWireStore(st), nil
 }
 
 type wireCustomerID struct {
 	CustomerID string `json:"customer_id"`
 }
 
-func (s *Server) createCustomerID(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) createCustomerID(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := pathID(r, "storeId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var req wireCustomerID
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := s.svc.CustomerID(r.Context(), c, storeID, req.CustomerID)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, wireCustomerID{CustomerID: id.String()})
+	return http.StatusOK, wireCustomerID{CustomerID: id.String()}, nil
 }

@@ -51,60 +51,51 @@ type wireNewAppJWT struct {
 	Domains []string     `json:"domains"`
 }
 
-func (s *Server) createAppJWT(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) createAppJWT(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var req wireNewAppJWT
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	issued, err := s.svc.CreateAppToken(r.Context(), c, storeID, payment.NewAppToken{Mode: req.Mode, Domains: req.Domains})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	out := toWireAppJWT(issued.AppToken)
 	out.Secret = issued.Secret
-	s.writeJSON(w, r, http.StatusCreated, out)
+	return http.StatusCreated, out, nil
 }
 
-func (s *Server) listAppJWTs(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listAppJWTs(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.AppTokens(r.Context(), c, storeID, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireAppJWT))
+	return http.StatusOK, toWireList(page, toWireAppJWT), nil
 }
 
-func (s *Server) deleteAppJWT(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) deleteAppJWT(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := pathID(r, "jwtId")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if err := s.svc.RevokeAppToken(r.Context(), c, storeID, id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }

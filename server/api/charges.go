@@ -147,11 +147,10 @@ type wireRedirectInput struct {
 	Endpoint string `json:"endpoint"`
 }
 
-func (s *Server) createCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) createCharge(r *http.Request, c *payment.Caller) (int, any, error) {
 	var req wireNewCharge
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p := payment.NewCharge{
 		Amount: req.Amount, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt,
@@ -160,15 +159,13 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request, c *payment
 	if req.TransactionTokenID != "" {
 		id, err := uuid.Parse(req.TransactionTokenID)
 		if err != nil {
-			s.writeError(w, r, payment.Invalid("transaction_token_id", payment.ReasonInvalidUUID))
-			return
+			return 0, nil, payment.Invalid("transaction_token_id", payment.ReasonInvalidUUID)
 		}
 		p.TokenID = id
 	}
 	var err error
 	if p.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if req.ThreeDS != nil {
 		p.ThreeDS = &payment.ThreeDSSettings{Mode: req.ThreeDS.Mode, RedirectEndpoint: req.ThreeDS.RedirectEndpoint, RedirectID: req.ThreeDS.RedirectID}
@@ -178,10 +175,9 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request, c *payment
 	}
 	ch, err := s.svc.CreateCharge(r.Context(), c, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusCreated, toWireCharge(ch))
+	return http.StatusCreated, toWireCharge(ch), nil
 }
 
 // pollWaitOf is how long a read may be held: ?polling=true asks for a
@@ -193,37 +189,32 @@ func (s *Server) pollWaitOf(r *http.Request) time.Duration {
 	return 0
 }
 
-func (s *Server) getCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getCharge(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	ch, err := s.svc.Charge(r.Context(), c, storeID, id, s.pollWaitOf(r))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireCharge(ch))
+	return http.StatusOK, toWireCharge(ch), nil
 }
 
 var chargeStatuses = []string{"pending", "awaiting", "authorized", "successful", "failed", "error", "canceled"}
 
-func (s *Server) listCharges(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listCharges(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	q := newQuery(r)
 	f := payment.ChargeFilter{
@@ -246,43 +237,43 @@ func (s *Server) listCharges(w http.ResponseWriter, r *http.Request, c *payment.
 		f.MetadataKey, f.MetadataValue = strings.TrimSpace(key), strings.TrimSpace(value)
 	}
 	if err := q.err(); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.Charges(r.Context(), c, storeID, f, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireCharge))
+	return http.StatusOK, toWireList(page, toWireCharge), nil
 }
 
 type wireMetadataUpdate struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) updateCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
-	storeID, id, err := storeAndID(r, "id")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
+// decodeMetadata reads a body whose only field is metadata (PATCH of a
+// charge or cancel, a new cancel).
+func (s *Server) decodeMetadata(r *http.Request) (payment.Metadata, error) {
 	var req wireMetadataUpdate
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	md, err := payment.ParseMetadata(req.Metadata, "metadata")
+	return payment.ParseMetadata(req.Metadata, "metadata")
+}
+
+func (s *Server) updateCharge(r *http.Request, c *payment.Caller) (int, any, error) {
+	storeID, id, err := storeAndID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
+	}
+	md, err := s.decodeMetadata(r)
+	if err != nil {
+		return 0, nil, err
 	}
 	ch, err := s.svc.UpdateCharge(r.Context(), c, storeID, id, md)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireCharge(ch))
+	return http.StatusOK, toWireCharge(ch), nil
 }
 
 type wireCapture struct {
@@ -292,20 +283,17 @@ type wireCapture struct {
 
 // captureCharge answers an empty 201, as the Java SDK expects; the body
 // may be a JSON null (PHP) meaning "capture everything".
-func (s *Server) captureCharge(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) captureCharge(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, id, err := storeAndID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var req wireCapture
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if err := s.svc.CaptureCharge(r.Context(), c, storeID, id, req.Amount, req.Currency); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	w.WriteHeader(http.StatusCreated)
+	return http.StatusCreated, nil, nil
 }

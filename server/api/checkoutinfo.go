@@ -102,11 +102,10 @@ type wireCheckoutInfo struct {
 // cardBrands are the card brands the sandbox acquirer accepts.
 var cardBrands = []string{"visa", "mastercard", "jcb", "american_express", "diners_club", "discover", "unionpay", "maestro"}
 
-func (s *Server) getCheckoutInfo(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller) (int, any, error) {
 	info, err := s.svc.CheckoutInfo(r.Context(), c)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	st := info.Store.Settings
 	out := wireCheckoutInfo{
@@ -130,5 +129,5 @@ func (s *Server) getCheckoutInfo(w http.ResponseWriter, r *http.Request, c *paym
 			})
 		}
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	return http.StatusOK, out, nil
 }

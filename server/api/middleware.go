@@ -171,8 +171,14 @@ func authOf(r *http.Request) authResult {
 	return res
 }
 
-// authed wraps a handler that needs a caller.
-func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *payment.Caller)) http.HandlerFunc {
+// endpoint answers an authenticated request with a status and a body to
+// encode (nil: no body, as for 204), or with an error for the envelope.
+// Handlers return rather than write so that each stays a decode, one
+// service call and an answer.
+type endpoint func(r *http.Request, c *payment.Caller) (int, any, error)
+
+// authed turns an endpoint into a handler for requests that need a caller.
+func (s *Server) authed(h endpoint) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		res := authOf(r)
 		if res.err != nil || res.caller == nil {
@@ -183,7 +189,15 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, *payment.Call
 			s.writeError(w, r, err)
 			return
 		}
-		h(w, r, res.caller)
+		status, body, err := h(r, res.caller)
+		switch {
+		case err != nil:
+			s.writeError(w, r, err)
+		case body == nil:
+			w.WriteHeader(status)
+		default:
+			s.writeJSON(w, r, status, body)
+		}
 	}
 }
 

@@ -71,68 +71,58 @@ type wireNewRefund struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) createRefund(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) createRefund(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var req wireNewRefund
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	md, err := payment.ParseMetadata(req.Metadata, "metadata")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	rf, err := s.svc.CreateRefund(r.Context(), c, storeID, chargeID, payment.NewRefund{
 		Amount: req.Amount, Currency: req.Currency, Reason: req.Reason, Message: req.Message, Metadata: md,
 	})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusCreated, toWireRefund(rf))
+	return http.StatusCreated, toWireRefund(rf), nil
 }
 
-func (s *Server) getRefund(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getRefund(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	rf, err := s.svc.Refund(r.Context(), c, storeID, chargeID, id, s.pollWaitOf(r))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireRefund(rf))
+	return http.StatusOK, toWireRefund(rf), nil
 }
 
-func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listRefunds(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.Refunds(r.Context(), c, storeID, chargeID, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireRefund))
+	return http.StatusOK, toWireList(page, toWireRefund), nil
 }
 
 type wireRefundUpdate struct {
@@ -141,124 +131,96 @@ type wireRefundUpdate struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) updateRefund(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) updateRefund(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var req wireRefundUpdate
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	md, err := payment.ParseMetadata(req.Metadata, "metadata")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	rf, err := s.svc.UpdateRefund(r.Context(), c, storeID, chargeID, id, payment.RefundUpdate{Reason: req.Reason, Message: req.Message, Metadata: md})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireRefund(rf))
+	return http.StatusOK, toWireRefund(rf), nil
 }
 
-func (s *Server) createCancel(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) createCancel(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	var req wireMetadataUpdate
-	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	md, err := payment.ParseMetadata(req.Metadata, "metadata")
+	md, err := s.decodeMetadata(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	cn, err := s.svc.CreateCancel(r.Context(), c, storeID, chargeID, md)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusCreated, toWireCancel(cn))
+	return http.StatusCreated, toWireCancel(cn), nil
 }
 
-func (s *Server) getCancel(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getCancel(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	cn, err := s.svc.Cancel(r.Context(), c, storeID, chargeID, id, s.pollWaitOf(r))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireCancel(cn))
+	return http.StatusOK, toWireCancel(cn), nil
 }
 
-func (s *Server) listCancels(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listCancels(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.Cancels(r.Context(), c, storeID, chargeID, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireCancel))
+	return http.StatusOK, toWireList(page, toWireCancel), nil
 }
 
-func (s *Server) updateCancel(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) updateCancel(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, chargeID, err := chargePath(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	var req wireMetadataUpdate
-	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	md, err := payment.ParseMetadata(req.Metadata, "metadata")
+	md, err := s.decodeMetadata(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	cn, err := s.svc.UpdateCancel(r.Context(), c, storeID, chargeID, id, md)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireCancel(cn))
+	return http.StatusOK, toWireCancel(cn), nil
 }
 
 // wireTransaction is one line of the transaction history.
@@ -288,16 +250,14 @@ func toWireTransaction(e *payment.LedgerEntry) wireTransaction {
 	}
 }
 
-func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listTransactions(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	q := newQuery(r)
 	f := payment.LedgerFilter{
@@ -305,13 +265,11 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request, c *pay
 		Type: q.oneOf("type", payment.LedgerCharge, payment.LedgerRefund), Mode: q.mode(),
 	}
 	if err := q.err(); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.Transactions(r.Context(), c, storeID, f, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireTransaction))
+	return http.StatusOK, toWireList(page, toWireTransaction), nil
 }

@@ -204,49 +204,42 @@ func (w *wireNewToken) domain() (payment.NewToken, error) {
 	return p, nil
 }
 
-func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) createToken(r *http.Request, c *payment.Caller) (int, any, error) {
 	var req wireNewToken
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := req.domain()
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	tok, err := s.svc.CreateToken(r.Context(), c, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusCreated, toWireToken(tok))
+	return http.StatusCreated, toWireToken(tok), nil
 }
 
-func (s *Server) getToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) getToken(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, id, err := storeAndID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	tok, err := s.svc.Token(r.Context(), c, storeID, id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireToken(tok))
+	return http.StatusOK, toWireToken(tok), nil
 }
 
-func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) listTokens(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, err := optionalStoreID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	p, err := listParams(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	q := newQuery(r)
 	f := payment.TokenFilter{
@@ -257,15 +250,13 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, c *payment.C
 	}
 	q.oneOf("payment_type", payment.PaymentTypeCard)
 	if err := q.err(); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	page, err := s.svc.Tokens(r.Context(), c, storeID, f, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireList(page, toWireToken))
+	return http.StatusOK, toWireList(page, toWireToken), nil
 }
 
 type wireTokenUpdate struct {
@@ -285,31 +276,26 @@ type wireTokenUpdate struct {
 	} `json:"data"`
 }
 
-func (s *Server) updateToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) updateToken(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, id, err := storeAndID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	var req wireTokenUpdate
 	if err := s.decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	u := payment.TokenUpdate{Email: req.Email}
 	if u.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if d := req.Data; d != nil {
 		u.CVV = d.CVV
 		if u.ExpMonth, err = flexInt(d.ExpMonth, "exp_month"); err != nil {
-			s.writeError(w, r, err)
-			return
+			return 0, nil, err
 		}
 		if u.ExpYear, err = flexInt(d.ExpYear, "exp_year"); err != nil {
-			s.writeError(w, r, err)
-			return
+			return 0, nil, err
 		}
 		if d.Line1+d.Line2+d.State+d.City+d.Country+d.Zip != "" || d.Phone != nil {
 			nc := wireNewCard{Line1: d.Line1, Line2: d.Line2, State: d.State, City: d.City, Country: d.Country, Zip: d.Zip, PhoneNumber: d.Phone}
@@ -319,23 +305,20 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request, c *payment.
 	}
 	tok, err := s.svc.UpdateToken(r.Context(), c, storeID, id, u)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	s.writeJSON(w, r, http.StatusOK, toWireToken(tok))
+	return http.StatusOK, toWireToken(tok), nil
 }
 
-func (s *Server) deleteToken(w http.ResponseWriter, r *http.Request, c *payment.Caller) {
+func (s *Server) deleteToken(r *http.Request, c *payment.Caller) (int, any, error) {
 	storeID, id, err := storeAndID(r, "id")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	if err := s.svc.DeleteToken(r.Context(), c, storeID, id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent, nil, nil
 }
 
 // storeAndID reads {storeId} and another id variable of the path.
