@@ -3,27 +3,59 @@ GO      ?= go
 BIN     := bin/kessai
 GOFILES := $(shell git ls-files '*.go' 2>/dev/null)
 
-.PHONY: all build run test test-go conformance check bench clean
+.PHONY: all build run test test-go conformance check bench clean wasm wasm-floor
 
 all: build
 
-## build: the gateway binary (and the widget's assets once they exist)
-build:
+## build: the widget's WebAssembly and wasm_exec.js (embedded), then the gateway binary
+build: wasm
 	$(GO) build -o $(BIN) ./server
+
+# The widget's WebAssembly and the wasm_exec.js of the same toolchain (they
+# must match) go to static/build/, which static.FS embeds. `go build` alone
+# still works without them: the frame then runs on its plain JavaScript.
+WASM_DIR   := static/build
+WASM_FLAGS := -trimpath -ldflags="-s -w"
+# The Go runtime's own floor for the budget report: an empty js/wasm program
+# built the same way, kept out of the embedded files.
+WASM_FLOOR ?= $(or $(TMPDIR),/tmp)/kessai-wasm-floor/floor.wasm
+
+## wasm: static/build/widget.wasm and static/build/wasm_exec.js
+wasm:
+	@mkdir -p $(WASM_DIR)
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_FLAGS) -o $(WASM_DIR)/widget.wasm ./wasm/widget
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASM_DIR)/wasm_exec.js
+
+## wasm-floor: the empty js/wasm program ($(WASM_FLOOR)), the runtime's size floor
+wasm-floor:
+	@mkdir -p $(dir $(WASM_FLOOR))
+	GOOS=js GOARCH=wasm $(GO) build $(WASM_FLAGS) -o $(WASM_FLOOR) ./wasm/floor
+	@ls -l $(WASM_FLOOR)
 
 ## run: start the gateway with the demo storefront on an embedded store
 run: build
 	./$(BIN) serve
 
-## test: every test suite: Go (with the race detector) and the SDK conformance suite
-test: test-go conformance
+## test: every test suite: Go (with the race detector), the SDK conformance suite and the browser suite
+test: test-go conformance test-browser
 
-test-go:
+test-go: wasm
 	$(GO) test -race -count=1 ./...
 
 ## conformance: drive a real gateway with the published univapay-node SDK
 conformance: build
-	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
+	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec --test-timeout=120000
+
+## test-browser: the widget, link form and demo storefront in headless Debian Chromium
+## (/usr/bin/chromium, never a downloaded browser); screenshots go to web/browser/screenshots/
+.PHONY: test-browser budgets
+test-browser: build
+	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec --test-timeout=120000
+
+## budgets: the loader's and the wasm's sizes beside the Go floor, and the
+## frame's paint and wasm-ready times in headless Chromium (a report)
+budgets: build wasm-floor
+	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && WASM_FLOOR="$(WASM_FLOOR)" node budgets.mjs
 
 ## check: formatting and static checks for the host and for js/wasm
 check:
@@ -37,4 +69,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin $(WASM_DIR)/widget.wasm $(WASM_DIR)/wasm_exec.js
+
+## bench-charges: charges per second on the embedded store, beside the raw
+## single-row commit rate of the same kind of SQLite file, in one run
+## (BENCH_FLAGS, e.g. -count=3 -benchtime=3s, is passed through)
+.PHONY: bench-charges
+bench-charges:
+	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/

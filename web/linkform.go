@@ -1,8 +1,1021 @@
 package web
 
-import "net/http"
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/sessions"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/templates"
+)
+
+// The hosted link form (reference §8): GET /forms/{id}?appId=…&amount=…
+// renders a first-party page on the gateway's origin that embeds the same
+// widget frame as merchant pages, in inline mode. When the widget reports a
+// payment, the page posts its id to POST /forms/{id}/complete; the gateway
+// reads the charge (or token) itself and sends the shopper back to the
+// merchant's URL for the outcome, with univapayTokenId/univapayChargeId
+// appended.
+//
+// {id} is an opaque label chosen by whoever builds the URL (WooCommerce
+// builds it from a configurable base); it is recorded in the charge's
+// metadata as "univapay-form-id", beside "order_id".
+
+const (
+	// linkformCookie is the session cookie of the link form, scoped to
+	// /forms/.
+	linkformCookie = "kessai_form"
+	// linkformMaxAge is how long a shopper may take between opening the
+	// form and finishing it.
+	linkformMaxAge = 2 * time.Hour
+	// linkformMaxPending bounds the forms one session remembers (several
+	// tabs): a cookie holds about 4 KB.
+	linkformMaxPending = 3
+	// linkformChargeWait is how long completion waits for a charge still
+	// being processed before calling it pending.
+	linkformChargeWait = 5 * time.Second
+	// Metadata keys the link form records on the charge.
+	metaFormID  = "univapay-form-id"
+	metaOrderID = "order_id"
+)
+
+// linkformIDPattern is what a form label may look like.
+var linkformIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// linkform serves /forms/.
+type linkform struct {
+	svc    *payment.Service
+	log    *slog.Logger
+	store  *sessions.CookieStore
+	tmpl   *template.Template
+	origin string // the gateway's public origin
+	secure bool
+	now    func() time.Time
+}
 
 // formRoutes serves the hosted link form.
 func (p *pages) formRoutes(mux *http.ServeMux) error {
+	lf, err := newLinkform(p.cfg, p.log)
+	if err != nil {
+		return err
+	}
+	mux.HandleFunc("GET /forms/{id}", lf.show)
+	mux.HandleFunc("POST /forms/{id}/complete", lf.complete)
+	mux.HandleFunc("/forms", lf.notFound)
+	mux.HandleFunc("/forms/", lf.notFound)
 	return nil
+}
+
+func newLinkform(cfg GatewayConfig, log *slog.Logger) (*linkform, error) {
+	if cfg.Service == nil {
+		return nil, errors.New("web: the link form needs the payment service")
+	}
+	tmpl, err := template.New("").Funcs(linkformFuncs()).ParseFS(templates.FS, "linkform*.html")
+	if err != nil {
+		return nil, err
+	}
+	key := cfg.SessionKey
+	if len(key) < 32 {
+		if len(key) > 0 {
+			return nil, errors.New("web: the session key must be at least 32 bytes")
+		}
+		// Without a configured key, sessions last as long as the process.
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		log.Warn("link form: no session key configured; using a random one")
+	}
+	pub, err := url.Parse(strings.TrimRight(cfg.PublicURL, "/"))
+	if err != nil || pub.Host == "" {
+		return nil, fmt.Errorf("web: bad public URL %q", cfg.PublicURL)
+	}
+	// The cookie is authenticated with the session key and encrypted with
+	// a key derived from it: the form's parameters stay private.
+	enc := sha256.Sum256(append([]byte("kessai link form session encryption\x00"), key...))
+	store := sessions.NewCookieStore(key, enc[:])
+	store.Options = &sessions.Options{
+		Path:     "/forms/",
+		HttpOnly: true,
+		Secure:   pub.Scheme == "https",
+		SameSite: http.SameSiteLaxMode,
+	}
+	store.MaxAge(int(linkformMaxAge / time.Second))
+	return &linkform{
+		svc: cfg.Service, log: log, store: store, tmpl: tmpl,
+		origin: pub.Scheme + "://" + pub.Host, secure: pub.Scheme == "https", now: time.Now,
+	}, nil
+}
+
+// formParams are a link form's validated parameters.
+type formParams struct {
+	FormID    string `json:"i"`
+	TokenID   string `json:"k"` // the app token's id; its JWT is in formState.Tokens
+	Checkout  string `json:"c"` // payment | token
+	Amount    int64  `json:"a,omitempty"`
+	Currency  string `json:"u"`
+	TokenType string `json:"t"`
+	Capture   bool   `json:"p"`
+	Email     string `json:"e,omitempty"`
+	Name      string `json:"n,omitempty"`
+	Phone     string `json:"h,omitempty"`
+	OrderID   string `json:"o,omitempty"`
+	Success   string `json:"s,omitempty"`
+	Failure   string `json:"f,omitempty"`
+	Pending   string `json:"d,omitempty"`
+	AutoRedir bool   `json:"r,omitempty"`
+	Locale    string `json:"l,omitempty"` // ja | en | "" (the browser's)
+}
+
+// pendingForm is one form the session's shopper has open.
+type pendingForm struct {
+	Nonce   string     `json:"n"`
+	Created int64      `json:"t"` // unix seconds
+	Params  formParams `json:"p"`
+	// Done is the id the form was completed with; completing it again
+	// with the same id answers the same, with another id is refused.
+	Done string `json:"x,omitempty"`
+}
+
+// formState is the session: a CSRF token, the app tokens of the open
+// forms (usually one: they come from the same shop), and the forms.
+type formState struct {
+	CSRF   string            `json:"c"`
+	Tokens map[string]string `json:"k"`
+	Forms  []pendingForm     `json:"f"`
+}
+
+// errBadSession means the cookie is there but not ours (tampered, signed
+// with another key, expired).
+var errBadSession = errors.New("bad session")
+
+func (lf *linkform) load(r *http.Request) (*sessions.Session, *formState, error) {
+	sess, err := lf.store.New(r, linkformCookie)
+	if sess == nil {
+		sess = sessions.NewSession(lf.store, linkformCookie)
+		opts := *lf.store.Options
+		sess.Options = &opts
+	}
+	st := &formState{}
+	if err != nil {
+		return sess, st, errBadSession
+	}
+	if raw, ok := sess.Values["s"].(string); ok {
+		if json.Unmarshal([]byte(raw), st) != nil {
+			return sess, &formState{}, errBadSession
+		}
+	}
+	return sess, st, nil
+}
+
+func (lf *linkform) save(w http.ResponseWriter, r *http.Request, sess *sessions.Session, st *formState) error {
+	for {
+		// Forget tokens no form refers to.
+		used := map[string]string{}
+		for _, f := range st.Forms {
+			if jwt, ok := st.Tokens[f.Params.TokenID]; ok {
+				used[f.Params.TokenID] = jwt
+			}
+		}
+		st.Tokens = used
+		b, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		sess.Values = map[any]any{"s": string(b)}
+		err = lf.store.Save(r, w, sess)
+		if err == nil || len(st.Forms) <= 1 {
+			return err
+		}
+		// Too big for a cookie: forget the oldest form and try again.
+		st.Forms = st.Forms[1:]
+	}
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// show renders the form: GET /forms/{id}.
+func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	loc := pickLocale(q.Get("locale"), r.Header.Get("Accept-Language"))
+	formID := r.PathValue("id")
+	if !linkformIDPattern.MatchString(formID) {
+		lf.fail(w, r, http.StatusNotFound, loc, "not_found", nil)
+		return
+	}
+	tok, params, problems := lf.validate(r.Context(), loc, formID, q)
+	if len(problems) > 0 {
+		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", problems)
+		return
+	}
+	info, err := lf.svc.CheckoutInfo(r.Context(), &payment.Caller{Token: tok})
+	if err != nil {
+		lf.log.Error("link form: checkout info", "error", err)
+		lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
+		return
+	}
+	if params.Checkout == "payment" && !slices.Contains(info.Store.Settings.Currencies, params.Currency) {
+		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", []string{
+			lfText(loc, "p_currency_store", params.Currency)})
+		return
+	}
+
+	sess, st, err := lf.load(r)
+	if err != nil {
+		// A cookie we cannot read is replaced by a fresh session.
+		st = &formState{}
+	}
+	if st.CSRF == "" {
+		st.CSRF = randomString(32)
+	}
+	if st.Tokens == nil {
+		st.Tokens = map[string]string{}
+	}
+	pf := pendingForm{Nonce: randomString(16), Created: lf.now().Unix(), Params: params}
+	st.Tokens[params.TokenID] = strings.TrimSpace(q.Get("appId"))
+	st.Forms = append(st.Forms, pf)
+	if len(st.Forms) > linkformMaxPending {
+		st.Forms = st.Forms[len(st.Forms)-linkformMaxPending:]
+	}
+	if err := lf.save(w, r, sess, st); err != nil {
+		// Even alone the form does not fit in a cookie: its URLs and
+		// texts are too long.
+		lf.log.Warn("link form: session too large", "error", err)
+		w.Header().Del("Set-Cookie")
+		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", []string{lfText(loc, "p_too_long")})
+		return
+	}
+
+	meta := map[string]string{metaFormID: formID}
+	if params.OrderID != "" {
+		meta[metaOrderID] = params.OrderID
+	}
+	metaJSON, _ := json.Marshal(meta)
+	widgetLocale := params.Locale
+	if widgetLocale == "" {
+		widgetLocale = string(loc)
+	}
+	nonce := randomString(16)
+	data := lfPage{
+		Lang: loc, T: lfMessages[loc], Title: lfText(loc, "title_pay", info.Store.Name),
+		StyleNonce: nonce, Accent: safeColor(info.Store.Settings.Theme.MainColor),
+		StoreName: info.Store.Name, StoreInitial: initial(info.Store.Name), TestMode: info.Mode == payment.ModeTest,
+		FormID: formID, Params: params, Nonce: pf.Nonce, CSRF: st.CSRF,
+		AppID: st.Tokens[params.TokenID], Metadata: string(metaJSON), WidgetLocale: widgetLocale,
+		CaptureAttr: strconv.FormatBool(params.Capture),
+	}
+	if params.Checkout == "payment" {
+		cur, _ := payment.LookupCurrency(params.Currency)
+		data.AmountText = amountText(params.Amount, cur)
+		data.AmountAttr = strconv.FormatInt(params.Amount, 10)
+		data.PayLabel = lfText(loc, "pay_amount", data.AmountText)
+		if !params.Capture {
+			data.AuthNote = lfMessages[loc]["auth_note"]
+		}
+	} else {
+		data.PayLabel = lfMessages[loc]["save_card"]
+	}
+	data.CancelURL = params.Failure
+	lf.render(w, http.StatusOK, "linkform.html", data, formActionOrigins(params), nonce)
+}
+
+// validate checks the parameters of reference §8.
+func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q url.Values) (*payment.AppToken, formParams, []string) {
+	var problems []string
+	bad := func(key string, args ...any) { problems = append(problems, lfText(loc, key, args...)) }
+	p := formParams{FormID: formID}
+
+	appID := strings.TrimSpace(q.Get("appId"))
+	var tok *payment.AppToken
+	if appID == "" {
+		bad("p_appid_missing")
+	} else {
+		t, err := lf.svc.BrowserAppToken(ctx, appID)
+		if err != nil {
+			var perr *payment.Error
+			if !errors.As(err, &perr) {
+				lf.log.Error("link form: app token", "error", err)
+			}
+			bad("p_appid_invalid")
+		} else {
+			tok = t
+			p.TokenID = t.ID.String()
+		}
+	}
+
+	switch c := q.Get("checkout"); c {
+	case "", "payment":
+		p.Checkout = "payment"
+	case "token":
+		p.Checkout = "token"
+	default:
+		bad("p_checkout")
+	}
+	switch t := q.Get("tokenType"); t {
+	case "", "one_time":
+		p.TokenType = "one_time"
+	case "recurring", "subscription":
+		p.TokenType = t
+	default:
+		bad("p_token_type")
+	}
+
+	p.Currency = strings.ToUpper(strings.TrimSpace(q.Get("currency")))
+	if p.Currency == "" {
+		p.Currency = "JPY"
+	}
+	cur, curOK := payment.LookupCurrency(p.Currency)
+	if !curOK {
+		bad("p_currency", p.Currency)
+	}
+	if a := strings.TrimSpace(q.Get("amount")); a != "" || p.Checkout == "payment" {
+		n, err := strconv.ParseInt(a, 10, 64)
+		switch {
+		case a == "":
+			bad("p_amount_missing")
+		case err != nil || n <= 0:
+			bad("p_amount")
+		case curOK && (n < cur.MinAmount || n > cur.MaxAmount):
+			bad("p_amount_range", amountText(cur.MinAmount, cur), amountText(cur.MaxAmount, cur))
+		default:
+			p.Amount = n
+		}
+	}
+
+	switch a := q.Get("auth"); a {
+	case "", "false":
+		p.Capture = true
+	case "true":
+		p.Capture = false
+	default:
+		bad("p_bool", "auth")
+	}
+	switch a := q.Get("autoRedirect"); a {
+	case "", "false":
+	case "true":
+		p.AutoRedir = true
+	default:
+		bad("p_bool", "autoRedirect")
+	}
+
+	if e := strings.TrimSpace(q.Get("emailAddress")); e != "" {
+		if !plausibleEmail(e) {
+			bad("p_email")
+		} else {
+			p.Email = e
+		}
+	}
+	if n := strings.TrimSpace(q.Get("name")); n != "" {
+		if utf8.RuneCountInString(n) > 100 || !printable(n) {
+			bad("p_text", "name")
+		} else {
+			p.Name = n
+		}
+	}
+	if ph := strings.TrimSpace(q.Get("phoneNumber")); ph != "" {
+		if len(ph) > 32 || !phonePattern.MatchString(ph) {
+			bad("p_text", "phoneNumber")
+		} else {
+			p.Phone = ph
+		}
+	}
+	if o := strings.TrimSpace(q.Get("order_id")); o != "" {
+		if utf8.RuneCountInString(o) > 100 || !printable(o) {
+			bad("p_text", "order_id")
+		} else {
+			p.OrderID = o
+		}
+	}
+	switch l := strings.ToLower(q.Get("locale")); {
+	case l == "" || l == "auto":
+	case strings.HasPrefix(l, "ja"):
+		p.Locale = "ja"
+	case strings.HasPrefix(l, "en"):
+		p.Locale = "en"
+	default:
+		bad("p_locale")
+	}
+
+	for _, rp := range []struct {
+		name string
+		dst  *string
+	}{{"successRedirectUrl", &p.Success}, {"failureRedirectUrl", &p.Failure}, {"pendingRedirectUrl", &p.Pending}} {
+		raw := strings.TrimSpace(q.Get(rp.name))
+		if raw == "" {
+			continue
+		}
+		if tok == nil {
+			continue // nothing to check it against; the app id is reported
+		}
+		u, ok := redirectAllowed(raw, tok.Domains)
+		if !ok {
+			bad("p_redirect", rp.name)
+			continue
+		}
+		*rp.dst = u
+	}
+	if len(problems) > 0 {
+		return nil, formParams{}, problems
+	}
+	return tok, p, nil
+}
+
+// redirectAllowed reports whether a merchant's redirect URL is an absolute
+// http(s) URL on one of the token's domains, and returns it normalised.
+// Anything else would make the gateway an open redirector.
+func redirectAllowed(raw string, domains []string) (string, bool) {
+	if len(raw) > 1024 || strings.ContainsAny(raw, "\\\x00\r\n\t ") {
+		return "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return "", false
+	}
+	if !payment.OriginAllowed(domains, u.Scheme+"://"+u.Host) {
+		return "", false
+	}
+	return u.String(), true
+}
+
+var phonePattern = regexp.MustCompile(`^\+?[0-9][0-9 ()-]*$`)
+
+func plausibleEmail(e string) bool {
+	if len(e) > 254 || strings.ContainsAny(e, " \t\r\n<>\"") {
+		return false
+	}
+	at := strings.LastIndexByte(e, '@')
+	return at > 0 && at < len(e)-1 && strings.Contains(e[at:], ".")
+}
+
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// complete finishes a form: POST /forms/{id}/complete.
+func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
+	loc := pickLocale("", r.Header.Get("Accept-Language"))
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", nil)
+		return
+	}
+	// The page posts from the gateway's own origin; a browser that says
+	// otherwise is being used by another site.
+	if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, lf.origin) {
+		lf.fail(w, r, http.StatusForbidden, loc, "csrf", nil)
+		return
+	}
+	sess, st, err := lf.load(r)
+	if err != nil || st.CSRF == "" {
+		lf.fail(w, r, http.StatusForbidden, loc, "expired", nil)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(st.CSRF)) != 1 {
+		lf.fail(w, r, http.StatusForbidden, loc, "csrf", nil)
+		return
+	}
+	formID, nonce := r.PathValue("id"), r.PostForm.Get("form")
+	idx := slices.IndexFunc(st.Forms, func(f pendingForm) bool {
+		return f.Nonce != "" && subtle.ConstantTimeCompare([]byte(f.Nonce), []byte(nonce)) == 1
+	})
+	if idx < 0 || st.Forms[idx].Params.FormID != formID ||
+		lf.now().Sub(time.Unix(st.Forms[idx].Created, 0)) > linkformMaxAge {
+		lf.fail(w, r, http.StatusForbidden, loc, "expired", nil)
+		return
+	}
+	pf := &st.Forms[idx]
+	params := pf.Params
+	if params.Locale != "" {
+		loc = locale(params.Locale)
+	}
+
+	if r.PostForm.Get("outcome") == "cancel" {
+		if pf.Done != "" {
+			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
+			return
+		}
+		lf.finish(w, r, loc, params, outcomeCanceled, "", "")
+		return
+	}
+
+	// The app token may have been revoked since the form was opened.
+	tok, err := lf.svc.BrowserAppToken(r.Context(), st.Tokens[params.TokenID])
+	if err != nil || tok.ID.String() != params.TokenID {
+		lf.fail(w, r, http.StatusForbidden, loc, "expired", nil)
+		return
+	}
+	// The gateway reads its own records for the token's store: a caller
+	// built from the verified token acts only on that store.
+	caller := &payment.Caller{Token: tok, WithSecret: true, Origin: lf.origin}
+	opened := time.Unix(pf.Created, 0).Add(-time.Minute)
+
+	var out outcome
+	var tokenID, chargeID string
+	switch params.Checkout {
+	case "payment":
+		id, err := uuid.Parse(r.PostForm.Get("chargeId"))
+		if err != nil {
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		if pf.Done != "" && pf.Done != id.String() {
+			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
+			return
+		}
+		ch, err := lf.svc.Charge(r.Context(), caller, tok.StoreID, id, linkformChargeWait)
+		if err != nil {
+			if !payment.IsNotFound(err) {
+				lf.log.Error("link form: reading the charge", "error", err)
+				lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
+				return
+			}
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		// The charge must be the one this form took: same amount, same
+		// labels, made while the form was open.
+		if ch.RequestedAmount != params.Amount || !strings.EqualFold(ch.Currency, params.Currency) ||
+			metaString(ch.Metadata, metaFormID) != params.FormID ||
+			metaString(ch.Metadata, metaOrderID) != params.OrderID ||
+			ch.CreatedOn.Before(opened) {
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		chargeID, tokenID = ch.ID.String(), ch.TokenID.String()
+		out = chargeOutcome(ch.Status)
+	default:
+		id, err := uuid.Parse(r.PostForm.Get("tokenId"))
+		if err != nil {
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		if pf.Done != "" && pf.Done != id.String() {
+			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
+			return
+		}
+		t, err := lf.svc.Token(r.Context(), caller, tok.StoreID, id)
+		if err != nil {
+			if !payment.IsNotFound(err) {
+				lf.log.Error("link form: reading the token", "error", err)
+				lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
+				return
+			}
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		if t.CreatedOn.Before(opened) || string(t.Type) != params.TokenType {
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		tokenID = t.ID.String()
+		out = outcomeSuccess
+	}
+	// A failed charge does not use the form up: the shopper may still pay
+	// with another card.
+	if pf.Done == "" && out != outcomeFailure {
+		if chargeID != "" {
+			pf.Done = chargeID
+		} else {
+			pf.Done = tokenID
+		}
+		if err := lf.save(w, r, sess, st); err != nil {
+			lf.log.Error("link form: saving the session", "error", err)
+		}
+	}
+	lf.finish(w, r, loc, params, out, tokenID, chargeID)
+}
+
+// outcome is where a finished form sends the shopper.
+type outcome int
+
+const (
+	outcomeSuccess outcome = iota
+	outcomePending
+	outcomeFailure
+	outcomeCanceled
+)
+
+func chargeOutcome(s payment.ChargeStatus) outcome {
+	switch s {
+	case payment.ChargeSuccessful, payment.ChargeAuthorized:
+		return outcomeSuccess
+	case payment.ChargePending, payment.ChargeAwaiting:
+		return outcomePending
+	}
+	return outcomeFailure
+}
+
+func metaString(m payment.Metadata, key string) string {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// finish redirects to the merchant's URL for the outcome, or shows the
+// result.
+func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc locale, p formParams, out outcome, tokenID, chargeID string) {
+	target := ""
+	switch out {
+	case outcomeSuccess:
+		target = p.Success
+	case outcomePending:
+		target = p.Pending
+		if target == "" {
+			target = p.Success // the merchant checks the status anyway
+		}
+	case outcomeFailure, outcomeCanceled:
+		target = p.Failure
+	}
+	if target != "" {
+		target = withIDs(target, tokenID, chargeID)
+		if p.AutoRedir {
+			http.Redirect(w, r, target, http.StatusSeeOther)
+			return
+		}
+	}
+	key := map[outcome]string{outcomeSuccess: "ok", outcomePending: "pending",
+		outcomeFailure: "failed", outcomeCanceled: "canceled"}[out]
+	if out == outcomeSuccess && p.Checkout == "token" {
+		key = "saved"
+	}
+	data := lfPage{
+		Lang: loc, T: lfMessages[loc], Title: lfMessages[loc]["r_"+key+"_title"],
+		Result: key, ResultText: lfMessages[loc]["r_"+key+"_text"], ReturnURL: target,
+		Params: p, ChargeID: chargeID, TokenID: tokenID,
+	}
+	if p.Checkout == "payment" && p.Amount > 0 {
+		cur, _ := payment.LookupCurrency(p.Currency)
+		data.AmountText = amountText(p.Amount, cur)
+	}
+	lf.render(w, http.StatusOK, "linkform_result.html", data, nil, "")
+}
+
+// withIDs appends the ids to a merchant URL, keeping its own query.
+func withIDs(target, tokenID, chargeID string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	q := u.Query()
+	if tokenID != "" {
+		q.Set("univapayTokenId", tokenID)
+	}
+	if chargeID != "" {
+		q.Set("univapayChargeId", chargeID)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func formActionOrigins(p formParams) []string {
+	var out []string
+	for _, raw := range []string{p.Success, p.Failure, p.Pending} {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			o := u.Scheme + "://" + u.Host
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+func (lf *linkform) notFound(w http.ResponseWriter, r *http.Request) {
+	lf.fail(w, r, http.StatusNotFound, pickLocale("", r.Header.Get("Accept-Language")), "not_found", nil)
+}
+
+// fail shows an error page.
+func (lf *linkform) fail(w http.ResponseWriter, r *http.Request, status int, loc locale, key string, details []string) {
+	t := lfMessages[loc]
+	data := lfPage{Lang: loc, T: t, Title: t["e_"+key+"_title"], ErrorKey: key,
+		ErrorText: t["e_"+key+"_text"], Problems: details, Status: status}
+	lf.render(w, status, "linkform_error.html", data, nil, "")
+}
+
+// render writes a page with the link form's security headers.
+func (lf *linkform) render(w http.ResponseWriter, status int, name string, data lfPage, formActions []string, styleNonce string) {
+	var buf bytes.Buffer
+	if err := lf.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
+		lf.log.Error("link form: template", "template", name, "error", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	style := "'self'"
+	if styleNonce != "" {
+		style += " 'nonce-" + styleNonce + "'"
+	}
+	// Chromium applies form-action to the redirects that follow a form
+	// submission: the merchant's redirect origins must be listed.
+	action := "'self'"
+	for _, o := range formActions {
+		action += " " + o
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src "+style+
+		"; img-src 'self' data:; frame-src 'self'; connect-src 'self'; form-action "+action+
+		"; base-uri 'none'; frame-ancestors 'none'")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// lfPage is what the link form's templates get.
+type lfPage struct {
+	Lang       locale
+	T          map[string]string
+	Title      string
+	StyleNonce string
+	Accent     string
+
+	StoreName    string
+	StoreInitial string
+	TestMode     bool
+	FormID       string
+	Params       formParams
+	Nonce        string
+	CSRF         string
+	AppID        string
+	Metadata     string
+	WidgetLocale string
+	CaptureAttr  string
+	AmountText   string
+	AmountAttr   string
+	PayLabel     string
+	AuthNote     string
+	CancelURL    string
+
+	Result     string
+	ResultText string
+	ReturnURL  string
+	ChargeID   string
+	TokenID    string
+
+	ErrorKey  string
+	ErrorText string
+	Problems  []string
+	Status    int
+}
+
+// linkformFuncs are the link form templates' functions: the shared page
+// functions ({{static "x.css"}}).
+func linkformFuncs() template.FuncMap { return templateFuncs() }
+
+var hexColor = regexp.MustCompile(`^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
+
+// safeColor passes a theme colour into CSS only when it is a plain hex
+// colour.
+func safeColor(c string) string {
+	if hexColor.MatchString(c) {
+		return c
+	}
+	return ""
+}
+
+func initial(name string) string {
+	for _, r := range strings.TrimSpace(name) {
+		return strings.ToUpper(string(r))
+	}
+	return "K"
+}
+
+// locale is a language of the hosted pages.
+type locale string
+
+const (
+	localeEN locale = "en"
+	localeJA locale = "ja"
+)
+
+// pickLocale chooses ja or en from an explicit locale or Accept-Language.
+func pickLocale(explicit, acceptLanguage string) locale {
+	explicit = strings.ToLower(strings.TrimSpace(explicit))
+	switch {
+	case strings.HasPrefix(explicit, "ja"):
+		return localeJA
+	case strings.HasPrefix(explicit, "en"):
+		return localeEN
+	}
+	best, bestQ := localeEN, -1.0
+	for _, part := range strings.Split(acceptLanguage, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		tag = strings.ToLower(strings.TrimSpace(tag))
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		var l locale
+		switch {
+		case tag == "ja" || strings.HasPrefix(tag, "ja-"):
+			l = localeJA
+		case tag == "en" || strings.HasPrefix(tag, "en-"):
+			l = localeEN
+		default:
+			continue
+		}
+		if q > bestQ {
+			best, bestQ = l, q
+		}
+	}
+	return best
+}
+
+func lfText(loc locale, key string, args ...any) string {
+	f, ok := lfMessages[loc][key]
+	if !ok {
+		f = lfMessages[localeEN][key]
+	}
+	if len(args) == 0 {
+		return f
+	}
+	return fmt.Sprintf(f, args...)
+}
+
+// lfMessages are the link form's words.
+var lfMessages = map[locale]map[string]string{
+	localeEN: {
+		"title_pay":     "Pay %s",
+		"pay_amount":    "Pay %s",
+		"save_card":     "Save card",
+		"order":         "Order",
+		"amount":        "Amount due",
+		"amount_label":  "Amount",
+		"customer":      "Customer",
+		"email":         "E-mail",
+		"phone":         "Phone",
+		"test_mode":     "Test mode",
+		"test_hint":     "Test mode: no real money moves. Try 4000 0200 0000 0000 (succeeds) or 4111 1111 1111 1111 (declined).",
+		"card_details":  "Card details",
+		"token_summary": "Save a card with %s for later payments.",
+		"auth_note":     "Your card is authorised now and charged when the order ships.",
+		"secure":        "Card details go straight to Kessai over an encrypted connection; %s never sees them.",
+		"cancel":        "Cancel and return to the shop",
+		"processing":    "Processing your payment…",
+		"loading":       "Loading the secure payment form…",
+		"load_failed":   "The payment form could not be loaded. Please reload the page.",
+		"powered":       "Payments by Kessai",
+		"noscript":      "This payment page needs JavaScript to keep your card details safe. Please enable it and reload.",
+		"return":        "Return to the shop",
+		"close_hint":    "You can close this page now.",
+		"charge_id":     "Payment ID",
+		"token_id":      "Card token",
+		"go_back":       "Go back",
+		"details":       "Details for the shop's developer",
+
+		"p_appid_missing":  "appId is missing: the link needs the store's app token.",
+		"p_appid_invalid":  "appId is not a valid, active store app token.",
+		"p_checkout":       "checkout must be \"payment\" or \"token\".",
+		"p_token_type":     "tokenType must be one_time, recurring or subscription.",
+		"p_currency":       "currency %q is not supported.",
+		"p_currency_store": "this store does not accept %s.",
+		"p_amount_missing": "amount is required for a payment.",
+		"p_amount":         "amount must be a positive whole number in the currency's minor unit.",
+		"p_amount_range":   "amount must be between %s and %s.",
+		"p_bool":           "%s must be true or false.",
+		"p_email":          "emailAddress is not an e-mail address.",
+		"p_text":           "%s is too long or contains control characters.",
+		"p_locale":         "locale must be ja, en or auto.",
+		"p_redirect":       "%s must be an http(s) URL (up to 1024 characters) on one of the app token's domains.",
+		"p_too_long":       "the parameters are too long to keep for this payment; shorten the redirect URLs.",
+
+		"e_invalid_title":      "This payment link is not valid",
+		"e_invalid_text":       "The shop sent you here with a link the payment page cannot use. Please return to the shop and try again, or contact the shop.",
+		"e_not_found_title":    "Page not found",
+		"e_not_found_text":     "There is no payment page at this address.",
+		"e_csrf_title":         "This request was refused",
+		"e_csrf_text":          "The payment could not be confirmed because the request did not come from this payment page. Please reload the page and try again.",
+		"e_expired_title":      "This payment page has expired",
+		"e_expired_text":       "Your session on this payment page ended. If you completed a payment, the shop will still receive it; otherwise please start again from the shop.",
+		"e_no_payment_title":   "We could not find your payment",
+		"e_no_payment_text":    "The payment this page reported does not match this order. No redirect was made; please contact the shop if you were charged.",
+		"e_already_done_title": "This payment page was already used",
+		"e_already_done_text":  "This order has already been completed with another payment. Please contact the shop if you were charged twice.",
+		"e_internal_title":     "Something went wrong",
+		"e_internal_text":      "The payment page had a problem. Please try again in a moment.",
+
+		"r_ok_title":       "Payment successful",
+		"r_ok_text":        "Thank you! Your payment was received.",
+		"r_saved_title":    "Card saved",
+		"r_saved_text":     "Your card was saved securely for this shop.",
+		"r_pending_title":  "Payment is being processed",
+		"r_pending_text":   "Your payment is still being confirmed. The shop will let you know once it completes.",
+		"r_failed_title":   "Payment failed",
+		"r_failed_text":    "Your payment could not be completed. No money was taken.",
+		"r_canceled_title": "Payment canceled",
+		"r_canceled_text":  "You canceled the payment. No money was taken.",
+	},
+	localeJA: {
+		"title_pay":     "%s へのお支払い",
+		"pay_amount":    "%s を支払う",
+		"save_card":     "カードを登録する",
+		"order":         "ご注文番号",
+		"amount":        "お支払い金額",
+		"amount_label":  "金額",
+		"customer":      "お名前",
+		"email":         "メールアドレス",
+		"phone":         "電話番号",
+		"test_mode":     "テストモード",
+		"test_hint":     "テストモードです。実際の請求は発生しません。4000 0200 0000 0000（成功）または 4111 1111 1111 1111（拒否）をお試しください。",
+		"card_details":  "カード情報",
+		"token_summary": "%s での今後のお支払いのためにカードを登録します。",
+		"auth_note":     "カードの与信のみを行い、発送時に請求が確定します。",
+		"secure":        "カード情報は暗号化された通信で Kessai に直接送信され、%s には渡りません。",
+		"cancel":        "支払いをやめてショップに戻る",
+		"processing":    "お支払いを処理しています…",
+		"loading":       "安全な決済フォームを読み込んでいます…",
+		"load_failed":   "決済フォームを読み込めませんでした。ページを再読み込みしてください。",
+		"powered":       "Kessai による決済",
+		"noscript":      "カード情報を安全に扱うため、このページには JavaScript が必要です。有効にしてから再読み込みしてください。",
+		"return":        "ショップに戻る",
+		"close_hint":    "このページは閉じていただいて構いません。",
+		"charge_id":     "決済 ID",
+		"token_id":      "カードトークン",
+		"go_back":       "戻る",
+		"details":       "ショップの開発者向けの詳細",
+
+		"p_appid_missing":  "appId がありません。ストアのアプリトークンが必要です。",
+		"p_appid_invalid":  "appId が有効なストアのアプリトークンではありません。",
+		"p_checkout":       "checkout は \"payment\" または \"token\" を指定してください。",
+		"p_token_type":     "tokenType は one_time、recurring、subscription のいずれかです。",
+		"p_currency":       "通貨 %q には対応していません。",
+		"p_currency_store": "このストアは %s を受け付けていません。",
+		"p_amount_missing": "支払いには amount が必要です。",
+		"p_amount":         "amount は通貨の最小単位による正の整数で指定してください。",
+		"p_amount_range":   "amount は %s から %s の間で指定してください。",
+		"p_bool":           "%s は true または false を指定してください。",
+		"p_email":          "emailAddress がメールアドレスの形式ではありません。",
+		"p_text":           "%s が長すぎるか、制御文字を含んでいます。",
+		"p_locale":         "locale は ja、en、auto のいずれかです。",
+		"p_redirect":       "%s はアプリトークンのドメイン上の http(s) URL（1024 文字以内）である必要があります。",
+		"p_too_long":       "パラメーターが長すぎるため、この決済で保持できません。リダイレクト URL を短くしてください。",
+
+		"e_invalid_title":      "この決済リンクは無効です",
+		"e_invalid_text":       "ショップから渡されたリンクに問題があり、決済ページを表示できません。ショップに戻ってやり直すか、ショップにお問い合わせください。",
+		"e_not_found_title":    "ページが見つかりません",
+		"e_not_found_text":     "このアドレスに決済ページはありません。",
+		"e_csrf_title":         "リクエストを受け付けられませんでした",
+		"e_csrf_text":          "このリクエストは決済ページから送信されたものではないため、お支払いを確定できませんでした。ページを再読み込みしてもう一度お試しください。",
+		"e_expired_title":      "決済ページの有効期限が切れました",
+		"e_expired_text":       "決済ページのセッションが終了しました。お支払いが完了している場合はショップに通知されます。完了していない場合はショップからやり直してください。",
+		"e_no_payment_title":   "お支払いを確認できませんでした",
+		"e_no_payment_text":    "報告されたお支払いがこのご注文と一致しません。リダイレクトは行っていません。請求が発生している場合はショップにお問い合わせください。",
+		"e_already_done_title": "この決済ページは使用済みです",
+		"e_already_done_text":  "このご注文は別のお支払いで完了しています。二重に請求されている場合はショップにお問い合わせください。",
+		"e_internal_title":     "エラーが発生しました",
+		"e_internal_text":      "決済ページで問題が発生しました。しばらくしてからもう一度お試しください。",
+
+		"r_ok_title":       "お支払いが完了しました",
+		"r_ok_text":        "ありがとうございます。お支払いを受け付けました。",
+		"r_saved_title":    "カードを登録しました",
+		"r_saved_text":     "このショップ用にカードを安全に登録しました。",
+		"r_pending_title":  "お支払いを処理中です",
+		"r_pending_text":   "お支払いの確認中です。完了するとショップからお知らせがあります。",
+		"r_failed_title":   "お支払いができませんでした",
+		"r_failed_text":    "お支払いを完了できませんでした。代金は請求されていません。",
+		"r_canceled_title": "お支払いをキャンセルしました",
+		"r_canceled_text":  "お支払いはキャンセルされました。代金は請求されていません。",
+	},
 }

@@ -158,12 +158,26 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var res authResult
 		if h := r.Header.Get("Authorization"); h != "" {
-			res.caller, res.err = s.svc.Authenticate(r.Context(), h, r.Header.Get("Origin"))
+			res.caller, res.err = s.svc.Authenticate(r.Context(), h, s.requestOrigin(r))
 		} else {
 			res.err = payment.Errorf(payment.CodeAuthHeaderMissing, "the Authorization header is missing")
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey, res)))
 	})
+}
+
+// requestOrigin is the browser origin a request comes from. Browsers send
+// no Origin header on same-origin GET and HEAD requests, such as the widget
+// frame's charge polling: Sec-Fetch-Site (which no page can set) says the
+// request came from the gateway's own pages, and stands for its origin.
+func (s *Server) requestOrigin(r *http.Request) string {
+	if o := r.Header.Get("Origin"); o != "" {
+		return o
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" && s.publicOrigin != "" {
+		return s.publicOrigin
+	}
+	return ""
 }
 
 func authOf(r *http.Request) authResult {

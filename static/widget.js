@@ -1,0 +1,558 @@
+/* Kessai widget frame script (runs inside the frame, on the gateway's
+ * origin). It speaks the loader protocol, calls the API on its own origin,
+ * and formats/validates the card fields in plain JavaScript until the Go
+ * WebAssembly (wasm/widget) is ready and takes the fields over.
+ *
+ * Protocol: every message is {source: "kessai-checkout", v: 1, type,
+ * instance, ...}, posted to the embedding page's origin only (never "*"),
+ * and only messages from that origin and from window.parent are read.
+ *   frame → page: ready, resize {height}, token-created {tokenId},
+ *                 success {response, tokenId, chargeId, status, requestId?},
+ *                 error {code, message, fatal, requestId?}, close
+ *   page → frame: submit {requestId}, focus
+ * The page gets ids and states, never card data. */
+(function () {
+  "use strict";
+  var d = document;
+  var root = d.documentElement;
+  var cfgEl = d.getElementById("kw-config");
+  if (!cfgEl) { return; }
+  var cfg;
+  try { cfg = JSON.parse(cfgEl.textContent); } catch (e) { return; }
+  root.classList.add("js");
+  var SOURCE = "kessai-checkout";
+  var VERSION = 1;
+  var parentWin = window.parent !== window ? window.parent : null;
+  var embedded = !!(parentWin && cfg.origin);
+  var M = cfg.messages || {};
+
+  function post(type, data) {
+    if (!embedded) { return; }
+    var msg = { source: SOURCE, v: VERSION, type: type, instance: cfg.instance || "" };
+    if (data) { for (var k in data) { if (Object.prototype.hasOwnProperty.call(data, k)) { msg[k] = data[k]; } } }
+    try { parentWin.postMessage(msg, cfg.origin); } catch (e) { /* the page went away */ }
+  }
+
+  var main = d.getElementById("kw");
+  var lastHeight = 0;
+  function reportHeight() {
+    if (!main) { return; }
+    var h = Math.ceil(main.getBoundingClientRect().height);
+    if (h !== lastHeight) { lastHeight = h; post("resize", { height: h }); }
+  }
+  function watchHeight() {
+    if (typeof ResizeObserver === "function") {
+      new ResizeObserver(reportHeight).observe(main);
+    } else {
+      window.addEventListener("resize", reportHeight);
+      setInterval(reportHeight, 500);
+    }
+    reportHeight();
+  }
+
+  var closeBtn = d.getElementById("kw-close");
+  if (closeBtn) {
+    closeBtn.addEventListener("click", function () { post("close"); });
+    closeBtn.hidden = !embedded; // nothing to close when the frame is the page
+  }
+  d.addEventListener("keydown", function (e) {
+    if ((e.key === "Escape" || e.key === "Esc") && !cfg.inline) { post("close"); }
+  });
+
+  // The error page: tell the loader, show the message, nothing else.
+  if (cfg.error) {
+    post("ready", {});
+    post("error", { code: cfg.error.code, message: cfg.error.message, fatal: true });
+    watchHeight();
+    return;
+  }
+
+  var form = d.getElementById("kw-form");
+  var payBtn = d.getElementById("kw-pay");
+  var payLabel = d.getElementById("kw-pay-label");
+  var alertBox = d.getElementById("kw-alert");
+  var done = d.getElementById("kw-done");
+  var F = {
+    email: d.getElementById("kw-email"),
+    number: d.getElementById("kw-number"),
+    exp: d.getElementById("kw-exp"),
+    cvc: d.getElementById("kw-cvc"),
+    name: d.getElementById("kw-name")
+  };
+  var payText = payLabel ? payLabel.textContent : "";
+
+  function wasm() {
+    return root.getAttribute("data-wasm") === "ready" && window.kessaiWasm ? window.kessaiWasm : null;
+  }
+
+  // ---- field helpers -------------------------------------------------
+  function wrapOf(el) { return el.closest(".kw-field"); }
+  function errOf(el) { return d.getElementById(el.id + "-err"); }
+  function showError(el, msg) {
+    var w = wrapOf(el), s = errOf(el);
+    if (msg) {
+      el.setAttribute("aria-invalid", "true");
+      w.classList.add("is-invalid");
+      if (s.textContent !== msg) { s.textContent = msg; }
+    } else {
+      el.removeAttribute("aria-invalid");
+      w.classList.remove("is-invalid");
+      s.textContent = "";
+    }
+  }
+  function isInvalid(el) { return wrapOf(el).classList.contains("is-invalid"); }
+
+  // Digits, with full-width digits (a Japanese IME's) as their ASCII.
+  function digits(s) {
+    return String(s).replace(/[\uFF10-\uFF19]/g, function (c) {
+      return String.fromCharCode(c.charCodeAt(0) - 0xFF10 + 48);
+    }).replace(/\D/g, "");
+  }
+  function digitIndex(s, caret) {
+    return digits(String(s).slice(0, caret)).length;
+  }
+  function caretAfterDigits(s, k) {
+    if (k <= 0) { return 0; }
+    var n = 0;
+    for (var i = 0; i < s.length; i++) {
+      if (s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57 && ++n === k) { return i + 1; }
+    }
+    return s.length;
+  }
+  function setFormatted(el, out, caretDigits, atEnd) {
+    if (el.value === out) { return; }
+    el.value = out;
+    if (d.activeElement === el) {
+      var p = atEnd ? out.length : caretAfterDigits(out, caretDigits);
+      try { el.setSelectionRange(p, p); } catch (e) { /* type without selection */ }
+    }
+  }
+
+  // ---- fallback formatting and validation (until the WebAssembly runs)
+  function amex(n) { return /^3[47]/.test(n); }
+  function maxDigits(n) { return amex(n) ? 15 : /^3(0[0-5]|095|[689])/.test(n) ? 19 : 19; }
+  function groupNumber(n) {
+    var groups = amex(n) ? [4, 6, 5] : [4, 4, 4, 4, 3];
+    var out = "", i = 0;
+    for (var g = 0; g < groups.length && i < n.length; g++) {
+      if (out) { out += " "; }
+      out += n.slice(i, i + groups[g]);
+      i += groups[g];
+    }
+    return out;
+  }
+  function luhn(n) {
+    var sum = 0, alt = false;
+    for (var i = n.length - 1; i >= 0; i--) {
+      var x = n.charCodeAt(i) - 48;
+      if (alt) { x *= 2; if (x > 9) { x -= 9; } }
+      sum += x; alt = !alt;
+    }
+    return sum % 10 === 0;
+  }
+  function formatExpiry(v, deleting) {
+    var n = digits(v);
+    if (n.length > 4) {
+      var m = /^\s*(\d{1,2})\s*[\/\-. ]\s*(\d{4})\s*$/.exec(v.replace(/[\uFF10-\uFF19]/g, function (c) {
+        return String.fromCharCode(c.charCodeAt(0) - 0xFF10 + 48);
+      }));
+      if (m) { return ("0" + m[1]).slice(-2) + " / " + m[2].slice(2); }
+      n = n.slice(0, 4);
+    }
+    if (!n) { return ""; }
+    if (n.length === 1) {
+      if (deleting) { return n; }
+      if (n > "1" || (n === "1" && /\d\s*[\/\-. ]/.test(v))) { return "0" + n + " / "; }
+      return n;
+    }
+    if (n.charAt(0) === "1" && n.charAt(1) > "2") { n = ("0" + n).slice(0, 4); }
+    if (n.length === 2) { return deleting ? n : n + " / "; }
+    return n.slice(0, 2) + " / " + n.slice(2);
+  }
+  function cvcMax() { return amex(digits(F.number.value)) ? 4 : (digits(F.number.value).length >= 2 ? 3 : 4); }
+
+  function fallbackState(el, required) {
+    var v = el.value, n;
+    if (el === F.number) {
+      n = digits(v);
+      if (!n) { return required ? "number.required" : ""; }
+      if (n.length < (amex(n) ? 15 : 12)) { return "number.incomplete"; }
+      if (!luhn(n)) { return n.length < maxDigits(n) && n.length < 16 ? "number.incomplete" : "number.invalid"; }
+      return "";
+    }
+    if (el === F.exp) {
+      n = digits(v);
+      if (!n) { return required ? "exp.required" : ""; }
+      if (n.length < 4) { return "exp.incomplete"; }
+      var mm = +n.slice(0, 2), yy = 2000 + (+n.slice(2, 4)), now = new Date();
+      if (mm < 1 || mm > 12) { return "exp.invalid"; }
+      if (yy < now.getFullYear() || (yy === now.getFullYear() && mm < now.getMonth() + 1)) { return "exp.expired"; }
+      if (yy > now.getFullYear() + 20) { return "exp.invalid"; }
+      return "";
+    }
+    if (el === F.cvc) {
+      n = digits(v);
+      if (!n) { return required ? "cvc.required" : ""; }
+      var want = amex(digits(F.number.value)) ? 4 : 3;
+      if (n.length < want) { return "cvc.incomplete"; }
+      if (n.length > 4) { return "cvc.invalid"; }
+      return "";
+    }
+    if (el === F.name) {
+      v = v.trim();
+      if (!v) { return required ? "name.required" : ""; }
+      if (v.length > 64 || /[0-9!"#$%&()*+,\/:;<=>?@\[\\\]^_`{|}~]/.test(v)) { return "name.invalid"; }
+      return "";
+    }
+    if (el === F.email) {
+      v = v.trim();
+      if (!v) { return required ? "email.required" : ""; }
+      return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v) && v.length <= 254 ? "" : "email.invalid";
+    }
+    return "";
+  }
+  function fallbackCheck(el, required) {
+    var key = fallbackState(el, required);
+    showError(el, key ? (M[key] || M["field.generic"]) : "");
+    return !key;
+  }
+
+  function bindFallback() {
+    F.number.addEventListener("input", function (e) {
+      if (wasm()) { return; }
+      var el = F.number, v = el.value, caret = el.selectionStart == null ? v.length : el.selectionStart;
+      var n = digits(v), idx = digitIndex(v, caret);
+      n = n.slice(0, maxDigits(n));
+      setFormatted(el, groupNumber(n), idx, caret >= v.length);
+      if (isInvalid(el)) { fallbackCheck(el, false); }
+    });
+    F.exp.addEventListener("input", function (e) {
+      if (wasm()) { return; }
+      var el = F.exp, v = el.value, caret = el.selectionStart == null ? v.length : el.selectionStart;
+      var out = formatExpiry(v, /^delete/.test(e.inputType || ""));
+      setFormatted(el, out, digitIndex(v, caret), caret >= v.length);
+      if (digits(out).length === 4 || isInvalid(el)) { fallbackCheck(el, false); }
+    });
+    F.cvc.addEventListener("input", function () {
+      if (wasm()) { return; }
+      var n = digits(F.cvc.value).slice(0, 4);
+      if (F.cvc.value !== n) { F.cvc.value = n; }
+      if (isInvalid(F.cvc)) { fallbackCheck(F.cvc, false); }
+    });
+    F.name.addEventListener("input", function () {
+      if (!wasm() && isInvalid(F.name)) { fallbackCheck(F.name, false); }
+    });
+    [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
+      el.addEventListener("blur", function () { if (!wasm()) { fallbackCheck(el, false); } });
+    });
+  }
+  // The e-mail is always checked here: the WebAssembly only knows cards.
+  if (F.email) {
+    F.email.addEventListener("blur", function () { fallbackCheck(F.email, false); });
+    F.email.addEventListener("input", function () { if (isInvalid(F.email)) { fallbackCheck(F.email, false); } });
+  }
+
+  // checkAll validates every field (showing the messages) and returns the
+  // values to send, or null with the first bad field focused.
+  function checkAll() {
+    var ok = true, first = null, expMonth, expYear;
+    var w = wasm();
+    if (w) {
+      var r = w.check();
+      ok = !!r.ok;
+      if (!ok) { first = d.getElementById(r.first); }
+      expMonth = r.expMonth; expYear = r.expYear;
+    } else {
+      [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
+        if (!fallbackCheck(el, true)) { if (ok) { first = el; } ok = false; }
+      });
+      var n = digits(F.exp.value);
+      expMonth = +n.slice(0, 2); expYear = 2000 + (+n.slice(2, 4));
+    }
+    if (F.email && !fallbackCheck(F.email, true)) {
+      if (ok || (first && first.compareDocumentPosition(F.email) & Node.DOCUMENT_POSITION_PRECEDING)) { first = F.email; }
+      ok = false;
+    }
+    if (!ok) {
+      if (first) { first.focus(); }
+      return null;
+    }
+    return {
+      number: digits(F.number.value), expMonth: expMonth, expYear: expYear,
+      cvc: digits(F.cvc.value), name: F.name.value.trim(),
+      email: F.email ? F.email.value.trim() : cfg.email
+    };
+  }
+
+  // ---- alerts and states ---------------------------------------------
+  function showAlert(msg, info) {
+    if (!msg) { alertBox.hidden = true; alertBox.textContent = ""; return; }
+    alertBox.classList.toggle("is-info", !!info);
+    alertBox.textContent = msg;
+    alertBox.hidden = false;
+  }
+  var busy = false;
+  function setBusy(on) {
+    busy = on;
+    form.classList.toggle("is-busy", on);
+    payBtn.classList.toggle("is-busy", on);
+    payBtn.disabled = on;
+    payBtn.setAttribute("aria-busy", on ? "true" : "false");
+    payLabel.textContent = on ? (M.working || payText) : payText;
+    [F.email, F.number, F.exp, F.cvc, F.name].forEach(function (el) { if (el) { el.readOnly = on; } });
+  }
+  function showDone(status) {
+    var title = cfg.checkout === "token" ? M.saved : status === "authorized" ? M.authorized : M.paid;
+    d.getElementById("kw-done-title").textContent = title;
+    d.getElementById("kw-done-hint").textContent = M.doneHint || "";
+    showAlert("");
+    form.hidden = true;
+    done.hidden = false;
+    var test = d.querySelector(".kw-test");
+    if (test) { test.hidden = true; }
+    if (!cfg.inline) { done.focus(); }
+  }
+
+  // ---- API -----------------------------------------------------------
+  function uuid() {
+    if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
+    var b = new Uint8Array(16); crypto.getRandomValues(b);
+    return Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
+  }
+  function api(method, path, body, idem) {
+    var headers = { Authorization: "Bearer " + cfg.appId, Accept: "application/json" };
+    if (body) { headers["Content-Type"] = "application/json"; }
+    if (idem) { headers["Idempotency-Key"] = idem; }
+    return fetch(path, {
+      method: method, headers: headers, body: body ? JSON.stringify(body) : undefined,
+      credentials: "omit", cache: "no-store", referrerPolicy: "no-referrer"
+    }).then(function (res) {
+      return res.text().then(function (text) {
+        var data = null;
+        try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+        if (!res.ok) { throw { http: res.status, body: data || {} }; }
+        return data;
+      });
+    }, function () { throw { network: true }; });
+  }
+  function sleep(ms) { return new Promise(function (r) { setTimeout(r, ms); }); }
+
+  var FIELD_OF = {
+    card_number: "number", exp_month: "exp", exp_year: "exp", cvv: "cvc", cardholder: "name", email: "email",
+    "data.card_number": "number", "data.exp_month": "exp", "data.exp_year": "exp", "data.cvv": "cvc", "data.cardholder": "name"
+  };
+  var REASON_KEY = {
+    REQUIRED_VALUE: "required", INVALID_CARD_NUMBER: "invalid", INVALID_CARD_EXPIRATION: "invalid",
+    INVALID_CVV: "invalid", INVALID_FORMAT: "invalid", INVALID_FORMAT_EMAIL: "invalid"
+  };
+  // paymentMessage is the shopper's text for a charge's error.
+  function paymentMessage(err) {
+    var c = err && err.code;
+    switch (c) {
+      case 304: return M.expiredCard;
+      case 305: return M.incorrectCvc;
+      case 311: return M.tooQuick;
+      case 315: return M.contactBank;
+      case 356: case 358: case 359: return M.threeDS;
+      case 309: case 320: case 343: case 344: case 500: case 501: case 502: return M.processing;
+    }
+    return M.declined;
+  }
+  // apiFailure shows what an API error means and returns {code, message,
+  // fatal} for the loader.
+  function apiFailure(e) {
+    if (e && e.network) { showAlert(M.network); return { code: "NETWORK_ERROR", message: M.network, fatal: false }; }
+    var b = (e && e.body) || {}, code = b.code || "UNKNOWN_ERROR", msg;
+    var fields = b.errors || [];
+    var shown = 0, first = null;
+    fields.forEach(function (fe) {
+      var name = FIELD_OF[fe.field], el = name && F[name];
+      if (!el) { return; }
+      var key = name + "." + (REASON_KEY[fe.reason] || "invalid");
+      showError(el, M[key] || M["field.generic"]);
+      if (!first) { first = el; }
+      shown++;
+    });
+    if (shown) {
+      first.focus();
+      msg = errOf(first).textContent;
+      showAlert("");
+      return { code: code, message: msg, fatal: false };
+    }
+    var fatal = false;
+    switch (code) {
+      case "INVALID_APP_TOKEN": case "INVALID_DOMAIN": case "AUTH_HEADER_MISSING": case "INVALID_PERMISSIONS":
+      case "DIRECT_CARD_TOKEN_DISABLED": case "NO_TEST_CARDS_IN_LIVE_MODE":
+        msg = code === "NO_TEST_CARDS_IN_LIVE_MODE" ? M.declined : M.config;
+        fatal = code !== "NO_TEST_CARDS_IN_LIVE_MODE";
+        break;
+      case "CHARGE_TOO_QUICK": msg = M.tooQuick; break;
+      case "TOO_MANY_REQUESTS": msg = M.tooMany; break;
+      default: msg = e && e.http >= 500 ? M.processing : M.generic;
+    }
+    showAlert(msg);
+    return { code: code, message: msg, fatal: fatal };
+  }
+
+  var result = null; // the success, once there is one
+
+  // pay runs one attempt: token, then (payment) charge and polling.
+  function pay(requestId) {
+    if (result) { post("success", withRequest(result, requestId)); return; }
+    if (busy) {
+      if (requestId) { post("error", { requestId: requestId, code: "BUSY", message: M.busy, fatal: false }); }
+      return;
+    }
+    showAlert("");
+    var v = checkAll();
+    if (!v) {
+      if (requestId) {
+        var bad = d.querySelector(".kw-field.is-invalid .kw-err");
+        post("error", { requestId: requestId, code: "VALIDATION_ERROR", message: bad ? bad.textContent : "", fatal: false });
+      }
+      return;
+    }
+    setBusy(true);
+    var tokenBody = {
+      payment_type: "card", type: cfg.tokenType, email: v.email,
+      data: { cardholder: v.name, card_number: v.number, exp_month: v.expMonth, exp_year: v.expYear, cvv: v.cvc }
+    };
+    if (cfg.metadata) { tokenBody.metadata = cfg.metadata; }
+    v = null; // the card is in tokenBody only, until the request is sent
+    var token = null;
+    api("POST", "/tokens", tokenBody, uuid()).then(function (tok) {
+      tokenBody = null;
+      token = tok;
+      post("token-created", { tokenId: tok.id });
+      if (cfg.checkout === "token") {
+        return { response: tok, tokenId: tok.id, chargeId: null, status: "created" };
+      }
+      var chargeBody = {
+        transaction_token_id: tok.id, amount: cfg.amount, currency: cfg.currency, capture: cfg.capture !== false
+      };
+      if (cfg.metadata) { chargeBody.metadata = cfg.metadata; }
+      return api("POST", "/charges", chargeBody, uuid()).then(poll);
+    }).then(function (r) {
+      if (!r) { return; }
+      result = r;
+      setBusy(false);
+      showDone(r.status);
+      post("success", withRequest(r, requestId));
+    }, function (e) {
+      tokenBody = null;
+      setBusy(false);
+      var info;
+      if (e && e.charge) {
+        var msg = e.timeout ? M.timeout : paymentMessage(e.charge.error);
+        showAlert(msg);
+        info = { code: (e.charge.error && e.charge.error.code) || e.charge.status, message: msg, fatal: false, chargeId: e.charge.id };
+        F.number.focus();
+        try { F.number.select(); } catch (x) { /* ignore */ }
+      } else {
+        info = apiFailure(e);
+      }
+      if (token) { info.tokenId = token.id; }
+      if (requestId) { info.requestId = requestId; }
+      post("error", info);
+    });
+  }
+
+  function withRequest(r, requestId) {
+    var out = { response: r.response, tokenId: r.tokenId, chargeId: r.chargeId, status: r.status };
+    if (requestId) { out.requestId = requestId; }
+    return out;
+  }
+
+  // poll follows a charge until it leaves pending/awaiting (10 minutes at
+  // most, as the SDKs do). Declines reject with {charge}.
+  function poll(ch) {
+    var started = Date.now(), wait = 250, errors = 0;
+    function step(c) {
+      switch (c.status) {
+        case "successful": case "authorized":
+          showAlert("");
+          return { response: c, tokenId: c.transaction_token_id, chargeId: c.id, status: c.status };
+        case "failed": case "error": case "canceled":
+          throw { charge: c };
+      }
+      if (c.status === "awaiting") { showAlert(M.awaiting, true); }
+      if (Date.now() - started > 600000) { throw { charge: c, timeout: true }; }
+      return sleep(wait).then(function () {
+        wait = Math.min(wait * 1.5, 1500);
+        return api("GET", "/stores/" + encodeURIComponent(c.store_id || cfg.storeId) + "/charges/" +
+          encodeURIComponent(c.id) + "?polling=true");
+      }).then(function (next) { errors = 0; return step(next); }, function (e) {
+        if (e && (e.network || e.http >= 500 || e.http === 429) && ++errors <= 5) { return sleep(1000).then(function () { return step(c); }); }
+        throw e;
+      });
+    }
+    return step(ch);
+  }
+
+  // ---- keyboard: keep focus inside the modal (Tab wraps) ---------------
+  if (!cfg.inline) {
+    d.addEventListener("keydown", function (e) {
+      if (e.key !== "Tab") { return; }
+      var items = Array.prototype.filter.call(
+        d.querySelectorAll("button:not([disabled]):not([hidden]), input:not([disabled]), [tabindex]:not([tabindex='-1'])"),
+        function (el) { return el.offsetParent !== null || el === d.activeElement; });
+      if (!items.length) { return; }
+      var first = items[0], last = items[items.length - 1];
+      if (e.shiftKey && d.activeElement === first) { e.preventDefault(); last.focus(); }
+      else if (!e.shiftKey && d.activeElement === last) { e.preventDefault(); first.focus(); }
+    });
+  }
+
+  function focusFirst() {
+    if (!done.hidden) { done.focus(); return; }
+    var order = [F.email, F.number, F.exp, F.cvc, F.name];
+    for (var i = 0; i < order.length; i++) {
+      if (order[i] && !order[i].value) { order[i].focus(); return; }
+    }
+    payBtn.focus();
+  }
+
+  window.addEventListener("message", function (e) {
+    if (!embedded || e.origin !== cfg.origin || e.source !== parentWin) { return; }
+    var m = e.data;
+    if (!m || typeof m !== "object" || m.source !== SOURCE || m.v !== VERSION || m.instance !== (cfg.instance || "")) { return; }
+    if (m.type === "submit") { pay(typeof m.requestId === "string" ? m.requestId : null); }
+    else if (m.type === "focus") { focusFirst(); }
+  });
+
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    if (!cfg.inline) { pay(null); } else { checkAll(); }
+  });
+
+  // ---- the WebAssembly -----------------------------------------------
+  function loadWasm() {
+    if (!cfg.wasm || !cfg.wasmExec || typeof WebAssembly !== "object") { return; }
+    var s = d.createElement("script");
+    s.src = cfg.wasmExec;
+    s.onload = function () {
+      if (typeof window.Go !== "function") { return; }
+      var go = new window.Go();
+      var p = WebAssembly.instantiateStreaming
+        ? WebAssembly.instantiateStreaming(fetch(cfg.wasm, { credentials: "same-origin" }), go.importObject)
+        : fetch(cfg.wasm).then(function (r) { return r.arrayBuffer(); }).then(function (b) {
+          return WebAssembly.instantiate(b, go.importObject);
+        });
+      p.then(function (r) { go.run(r.instance); }).catch(function () { /* the plain JavaScript carries on */ });
+    };
+    d.head.appendChild(s);
+  }
+  d.addEventListener("kessai:wasm-ready", function () {
+    if (window.performance && performance.mark) { performance.mark("kessai:wasm-ready"); }
+  });
+
+  bindFallback();
+  payBtn.disabled = false;
+  watchHeight();
+  if (window.performance && performance.mark) { performance.mark("kessai:frame-ready"); }
+  post("ready", { checkout: cfg.checkout, inline: !!cfg.inline });
+  if (!embedded && !cfg.inline) { focusFirst(); }
+  // After the first paint: the form is already usable, the WebAssembly
+  // (preloaded by the page) only improves it.
+  (window.requestAnimationFrame || setTimeout)(function () { setTimeout(loadWasm, 0); });
+})();

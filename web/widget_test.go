@@ -1,0 +1,623 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/andybalholm/brotli"
+
+	"github.com/kessai/kessai/server/aesgcm"
+	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sandbox"
+	"github.com/kessai/kessai/server/sqlite"
+)
+
+// widgetFixture is a gateway wired as server/serve.go wires it, on a fresh
+// SQLite file, with the demo account seeded for a few domains.
+type widgetFixture struct {
+	svc     *payment.Service
+	demo    *payment.DemoAccount
+	handler http.Handler
+}
+
+const widgetGateway = "https://pay.kessai.test"
+
+func newWidgetFixture(t *testing.T) *widgetFixture {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	codec, err := jwt.NewCodec([]byte("widget-test-jwt-signing-key-0123456789abcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault, err := aesgcm.New([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
+		SecretKey: []byte("widget-test-secret-hash-key-0123456789ab"), PublicOrigin: widgetGateway,
+		Vault: vault, Processor: sandbox.Processor{},
+	})
+	demo, err := svc.SeedDemo(ctx, []string{"shop.example", "*.cdn.example", "127.0.0.1:8081"})
+	if err != nil || demo == nil {
+		t.Fatalf("SeedDemo: %v %v", demo, err)
+	}
+	h, err := NewGateway(GatewayConfig{
+		Service: svc, PublicURL: widgetGateway, Logger: slog.New(slog.DiscardHandler),
+		SessionKey: []byte("widget-test-session-key-0123456789abcdef"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &widgetFixture{svc: svc, demo: demo, handler: h}
+}
+
+// frame requests the widget frame with the usual query, changed by kv
+// pairs ("" removes a parameter).
+func (f *widgetFixture) frame(t *testing.T, header http.Header, kv ...string) (*httptest.ResponseRecorder, string) {
+	t.Helper()
+	q := url.Values{
+		"appId": {f.demo.Token.JWT}, "origin": {"https://shop.example"}, "instance": {"i123"},
+		"checkout": {"payment"}, "amount": {"1000"}, "currency": {"jpy"}, "locale": {"en"},
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			q.Del(kv[i])
+		} else {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, "/widget/frame?"+q.Encode(), nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	f.handler.ServeHTTP(rec, req)
+	return rec, rec.Body.String()
+}
+
+func frameAncestorsOf(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	csp := rec.Header().Get("Content-Security-Policy")
+	for _, d := range strings.Split(csp, ";") {
+		if d = strings.TrimSpace(d); strings.HasPrefix(d, "frame-ancestors ") {
+			return strings.TrimPrefix(d, "frame-ancestors ")
+		}
+	}
+	t.Fatalf("no frame-ancestors in %q", csp)
+	return ""
+}
+
+var (
+	scriptTag  = regexp.MustCompile(`<script([^>]*)>`)
+	styleAttr  = regexp.MustCompile(`\sstyle=`)
+	inlineHook = regexp.MustCompile(`\son[a-z]+=`)
+)
+
+// checkNoInline fails on anything the frame's CSP would refuse: inline
+// scripts, style attributes, event-handler attributes, <style> blocks.
+func checkNoInline(t *testing.T, body string) {
+	t.Helper()
+	for _, m := range scriptTag.FindAllStringSubmatch(body, -1) {
+		if !strings.Contains(m[1], "src=") && !strings.Contains(m[1], `type="application/json"`) {
+			t.Errorf("inline script: %s", m[0])
+		}
+	}
+	if styleAttr.MatchString(body) || strings.Contains(body, "<style") || inlineHook.MatchString(body) {
+		t.Error("inline style or event handler in the page")
+	}
+}
+
+func TestWidgetFrameAllowedOrigin(t *testing.T) {
+	f := newWidgetFixture(t)
+	rec, body := f.frame(t, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d\n%s", rec.Code, body)
+	}
+	h := rec.Header()
+	fa := frameAncestorsOf(t, rec)
+	for _, want := range []string{
+		"http://shop.example:*", "https://shop.example:*", "https://*.cdn.example:*",
+		"http://127.0.0.1:8081", "https://127.0.0.1:8081", "'self'",
+	} {
+		if !strings.Contains(" "+fa+" ", " "+want+" ") {
+			t.Errorf("frame-ancestors %q lacks %s", fa, want)
+		}
+	}
+	csp := h.Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self' 'wasm-unsafe-eval';", "style-src 'self';", "connect-src 'self';", "base-uri 'none'", "default-src 'self'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP allows inline code: %q", csp)
+	}
+	for k, want := range map[string]string{
+		"Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+		"Content-Type": "text/html; charset=utf-8",
+	} {
+		if got := h.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	for _, want := range []string{
+		`autocomplete="cc-number"`, `autocomplete="cc-exp"`, `autocomplete="cc-csc"`, `autocomplete="cc-name"`,
+		`autocomplete="email"`, `inputmode="numeric"`, `aria-describedby="kw-number-err"`, `<label class="kw-label" for="kw-number">`,
+		`role="alert"`, "Pay ¥1,000", `lang="en"`, `"origin":"https://shop.example"`, `"instance":"i123"`,
+		`"amount":1000`, `"currency":"JPY"`, `/static/widget.js?v=`, `/static/widget.css?v=`, `/widget/theme.css?c=`,
+		`data-src-visa="/static/img/brands/visa.svg?v=`, "Test mode",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("frame lacks %s", want)
+		}
+	}
+	checkNoInline(t, body)
+}
+
+func TestWidgetFrameOrigins(t *testing.T) {
+	f := newWidgetFixture(t)
+	for _, origin := range []string{"https://shop.example", "http://shop.example:3000", "https://img.cdn.example", "http://127.0.0.1:8081", widgetGateway} {
+		if rec, body := f.frame(t, nil, "origin", origin); rec.Code != http.StatusOK {
+			t.Errorf("origin %s: status %d\n%s", origin, rec.Code, body)
+		}
+	}
+	for _, origin := range []string{
+		"https://evil.example", "https://shop.example.evil.example", "http://127.0.0.1:8082", "null", "",
+		"https://shop.example/path", "file://shop.example", "https://user@shop.example", "javascript:alert(1)",
+	} {
+		rec, body := f.frame(t, nil, "origin", origin)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("origin %q: status %d, want 403", origin, rec.Code)
+		}
+		if fa := frameAncestorsOf(t, rec); fa != "'self'" {
+			t.Errorf("origin %q: frame-ancestors %q, want only 'self'", origin, fa)
+		}
+		if strings.Contains(rec.Header().Get("Content-Security-Policy"), "*") {
+			t.Errorf("origin %q: wildcard in CSP", origin)
+		}
+		if strings.Contains(body, "kw-number") || strings.Contains(body, f.demo.Token.JWT) {
+			t.Errorf("origin %q: the error page shows the form or the token", origin)
+		}
+		if !strings.Contains(body, "not allowed to show") {
+			t.Errorf("origin %q: no explanation:\n%s", origin, body)
+		}
+		checkNoInline(t, body)
+	}
+}
+
+func TestWidgetFrameBadToken(t *testing.T) {
+	f := newWidgetFixture(t)
+	ctx := context.Background()
+	other, err := f.svc.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := f.svc.Authenticate(ctx, "Bearer "+f.demo.Token.Secret+"."+f.demo.Token.JWT, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.RevokeAppToken(ctx, caller, f.demo.StoreID, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	forged := f.demo.Token.JWT[:len(f.demo.Token.JWT)-4] + "AAAA"
+	for name, appID := range map[string]string{
+		"garbage": "garbage", "forged": forged, "revoked": other.JWT, "missing": "", "withSecret": f.demo.Token.Secret + "." + f.demo.Token.JWT,
+	} {
+		rec, body := f.frame(t, nil, "appId", appID)
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", name, rec.Code)
+		}
+		if fa := frameAncestorsOf(t, rec); fa != "'self'" {
+			t.Errorf("%s: frame-ancestors %q", name, fa)
+		}
+		if strings.Contains(body, "kw-number") || !strings.Contains(body, "app token") {
+			t.Errorf("%s: not the error page:\n%s", name, body)
+		}
+	}
+}
+
+func TestWidgetFrameBadParameters(t *testing.T) {
+	f := newWidgetFixture(t)
+	for name, kv := range map[string][]string{
+		"noAmount":      {"amount", ""},
+		"zeroAmount":    {"amount", "0"},
+		"negative":      {"amount", "-5"},
+		"noCurrency":    {"currency", ""},
+		"badCurrency":   {"currency", "XXX"},
+		"badCheckout":   {"checkout", "wire"},
+		"badTokenType":  {"tokenType", "forever"},
+		"badMetadata":   {"metadata", "[1,2]"},
+		"badInstance":   {"instance", "<script>"},
+		"subscription":  {"tokenType", "subscription"},
+		"badCapture":    {"capture", "maybe"},
+		"brokenJSON":    {"metadata", "{"},
+		"tokenNoCurrIn": {"checkout", "token", "currency", ""},
+	} {
+		rec, body := f.frame(t, nil, kv...)
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", name, rec.Code)
+			continue
+		}
+		// The embedding page is allowed, so the error shows there and its
+		// script tells the loader.
+		if fa := frameAncestorsOf(t, rec); !strings.Contains(fa, "https://shop.example:*") {
+			t.Errorf("%s: frame-ancestors %q", name, fa)
+		}
+		if !strings.Contains(body, `"origin":"https://shop.example"`) || !strings.Contains(body, `"fatal"`) && !strings.Contains(body, `"error"`) {
+			t.Errorf("%s: the error page does not tell the loader:\n%s", name, body)
+		}
+		checkNoInline(t, body)
+	}
+	// Valid variations.
+	for name, kv := range map[string][]string{
+		"token":          {"checkout", "token", "amount", "", "currency", ""},
+		"tokenRecurring": {"checkout", "token", "tokenType", "recurring", "amount", "", "currency", ""},
+		"subscriptionTk": {"checkout", "token", "tokenType", "subscription"},
+		"qr":             {"checkout", "qr"},
+		"authOnly":       {"capture", "false"},
+		"metadata":       {"metadata", `{"order_id":"123","n":5}`},
+		"usd":            {"amount", "1250", "currency", "usd"},
+		"inline":         {"inline", "true"},
+		"email":          {"email", "buyer@example.com"},
+	} {
+		rec, body := f.frame(t, nil, kv...)
+		if rec.Code != http.StatusOK {
+			t.Errorf("%s: status %d\n%s", name, rec.Code, body)
+		}
+		switch name {
+		case "token":
+			if !strings.Contains(body, "Save card") {
+				t.Errorf("token checkout without amount: no Save card label")
+			}
+		case "usd":
+			if !strings.Contains(body, "Pay $12.50") {
+				t.Errorf("USD amount not formatted")
+			}
+		case "metadata":
+			if !strings.Contains(body, `"metadata":{"n":5,"order_id":"123"}`) {
+				t.Errorf("metadata not passed on")
+			}
+		case "authOnly":
+			if !strings.Contains(body, `"capture":false`) {
+				t.Errorf("capture not passed on")
+			}
+		case "inline":
+			if !strings.Contains(body, `class="kw-inline"`) || strings.Contains(body, `class="kw-head"`) {
+				t.Errorf("inline frame has the modal's header")
+			}
+		case "email":
+			if strings.Contains(body, `id="kw-email"`) {
+				t.Errorf("asks for the e-mail it was given")
+			}
+		}
+	}
+}
+
+func TestWidgetFrameJapanese(t *testing.T) {
+	f := newWidgetFixture(t)
+	check := func(name string, rec *httptest.ResponseRecorder, body string, ja bool) {
+		t.Helper()
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: status %d", name, rec.Code)
+		}
+		for _, s := range []string{`lang="ja"`, "カード番号", "有効期限", "セキュリティコード", "カード名義人", "¥1,000 を支払う", "テストモード", "カード番号を入力してください"} {
+			if strings.Contains(body, s) != ja {
+				t.Errorf("%s: contains %q = %v, want %v", name, s, !ja, ja)
+			}
+		}
+	}
+	rec, body := f.frame(t, nil, "locale", "ja")
+	check("locale=ja", rec, body, true)
+	rec, body = f.frame(t, nil, "locale", "ja-JP")
+	check("locale=ja-JP", rec, body, true)
+	rec, body = f.frame(t, http.Header{"Accept-Language": {"ja-JP,ja;q=0.9,en;q=0.8"}}, "locale", "auto")
+	check("Accept-Language ja", rec, body, true)
+	rec, body = f.frame(t, http.Header{"Accept-Language": {"en-US,en;q=0.9,ja;q=0.5"}}, "locale", "")
+	check("Accept-Language en", rec, body, false)
+	rec, body = f.frame(t, http.Header{"Accept-Language": {"ja-JP"}}, "locale", "en")
+	check("locale=en beats the header", rec, body, false)
+	// The error page speaks the language too.
+	rec, body = f.frame(t, nil, "locale", "ja", "origin", "https://evil.example")
+	if rec.Code != http.StatusForbidden || !strings.Contains(body, "決済フォームを表示できません") {
+		t.Errorf("Japanese error page: %d\n%s", rec.Code, body)
+	}
+}
+
+func TestWidgetThemeCSS(t *testing.T) {
+	f := newWidgetFixture(t)
+	u := themeURL(payment.DefaultStoreSettings().Theme)
+	rec := httptest.NewRecorder()
+	f.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
+	body := rec.Body.String()
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/css; charset=utf-8" || rec.Header().Get("Cache-Control") != immutableCache {
+		t.Fatalf("%s: %d %v", u, rec.Code, rec.Header())
+	}
+	if !strings.Contains(body, "--kw-accent:#1f5eff;") || !strings.Contains(body, "--kw-panel:#ffffff;") {
+		t.Errorf("theme.css = %q", body)
+	}
+	rec = httptest.NewRecorder()
+	f.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/widget/theme.css?c="+url.QueryEscape("red;}body{x:1-ffffff-url(x)"), nil))
+	if body := rec.Body.String(); body != ":root{--kw-panel-2:#ffffff;}\n" {
+		t.Errorf("theme.css with bad colours = %q", body)
+	}
+	if got := themeURL(payment.Theme{MainColor: "rgb(1,2,3)", MainBackground: "#ABC"}); got != "/widget/theme.css?c=abc-------" {
+		t.Errorf("themeURL = %q", got)
+	}
+}
+
+func TestFrameAncestors(t *testing.T) {
+	tests := []struct {
+		domains []string
+		want    string
+	}{
+		{nil, "'self'"},
+		{[]string{"shop.example"}, "http://shop.example:* https://shop.example:* 'self'"},
+		{[]string{"shop.example:8443"}, "http://shop.example:8443 https://shop.example:8443 'self'"},
+		{[]string{"*.shop.example"}, "http://*.shop.example:* https://*.shop.example:* 'self'"},
+		{[]string{"*", "a b", "x;y", "sh*p.example", "ok.example"}, "http://ok.example:* https://ok.example:* 'self'"},
+	}
+	for _, tt := range tests {
+		if got := frameAncestors(tt.domains); got != tt.want {
+			t.Errorf("frameAncestors(%q) = %q, want %q", tt.domains, got, tt.want)
+		}
+	}
+}
+
+func TestFrameLangAndAmounts(t *testing.T) {
+	for _, tt := range []struct{ locale, header, want string }{
+		{"", "", "en"}, {"ja", "", "ja"}, {"JA_jp", "", "ja"}, {"en", "ja", "en"}, {"auto", "ja", "ja"},
+		{"", "fr-FR, ja;q=0.7, en;q=0.6", "ja"}, {"", "fr, en;q=0.8, ja;q=0.9", "ja"}, {"", "jv, en", "en"},
+		{"de", "de", "en"},
+	} {
+		if got := frameLang(tt.locale, tt.header); got != tt.want {
+			t.Errorf("frameLang(%q, %q) = %q, want %q", tt.locale, tt.header, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		amount int64
+		code   string
+		want   string
+	}{
+		{1000, "JPY", "¥1,000"}, {0, "JPY", "¥0"}, {1234567, "JPY", "¥1,234,567"},
+		{1250, "USD", "$12.50"}, {5, "USD", "$0.05"}, {100000, "EUR", "€1,000.00"},
+	} {
+		c, ok := payment.LookupCurrency(tt.code)
+		if !ok {
+			t.Fatalf("no currency %s", tt.code)
+		}
+		if got := amountText(tt.amount, c); got != tt.want {
+			t.Errorf("amountText(%d, %s) = %q, want %q", tt.amount, tt.code, got, tt.want)
+		}
+	}
+}
+
+// ---- static files ----------------------------------------------------
+
+func staticGet(t *testing.T, h http.Handler, target string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestStaticServing(t *testing.T) {
+	f := newWidgetFixture(t)
+	h := f.handler
+	js := staticGet(t, h, "/static/checkout.js")
+	if js.Code != 200 {
+		t.Fatalf("checkout.js: %d", js.Code)
+	}
+	raw := js.Body.Bytes()
+	hdr := js.Header()
+	for k, want := range map[string]string{
+		"Content-Type": "text/javascript; charset=utf-8", "X-Content-Type-Options": "nosniff",
+		"Cache-Control": revalidateCache, "Vary": "Accept-Encoding",
+	} {
+		if got := hdr.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	etag := hdr.Get("ETag")
+	if !regexp.MustCompile(`^"[0-9a-f]{32}"$`).MatchString(etag) {
+		t.Errorf("ETag %q is not a strong hash tag", etag)
+	}
+	if hdr.Get("Content-Encoding") != "" {
+		t.Errorf("compressed without Accept-Encoding")
+	}
+	// UnivaPay's path serves the same file.
+	if alias := staticGet(t, h, "/client/checkout.js"); !bytes.Equal(alias.Body.Bytes(), raw) || alias.Header().Get("ETag") != etag {
+		t.Error("/client/checkout.js differs from /static/checkout.js")
+	}
+	// Revalidation.
+	if rec := staticGet(t, h, "/client/checkout.js", "If-None-Match", etag); rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
+		t.Errorf("If-None-Match: %d, %d bytes", rec.Code, rec.Body.Len())
+	}
+	if rec := staticGet(t, h, "/client/checkout.js", "If-None-Match", `"nope", `+strings.TrimSuffix(etag, `"`)+`-br"`); rec.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match with the br variant's tag: %d", rec.Code)
+	}
+	if rec := staticGet(t, h, "/client/checkout.js", "If-None-Match", `"0000"`); rec.Code != 200 {
+		t.Errorf("stale If-None-Match: %d", rec.Code)
+	}
+	// Versioned URLs are immutable; a stale version is not.
+	u := StaticURL("checkout.js")
+	if !regexp.MustCompile(`^/static/checkout\.js\?v=[0-9a-f]{8}$`).MatchString(u) {
+		t.Fatalf("StaticURL = %q", u)
+	}
+	if rec := staticGet(t, h, u); rec.Header().Get("Cache-Control") != immutableCache {
+		t.Errorf("%s: Cache-Control %q", u, rec.Header().Get("Cache-Control"))
+	}
+	if rec := staticGet(t, h, "/static/checkout.js?v=00000000"); rec.Header().Get("Cache-Control") != revalidateCache {
+		t.Errorf("stale ?v=: Cache-Control %q", rec.Header().Get("Cache-Control"))
+	}
+	// Encodings: br preferred, gzip otherwise, q=0 honoured.
+	for _, tt := range []struct{ accept, want string }{
+		{"gzip, deflate, br", "br"}, {"br;q=1.0, gzip;q=0.8", "br"}, {"gzip", "gzip"}, {"gzip, br;q=0", "gzip"},
+		{"identity", ""}, {"deflate", ""}, {"*", "br"}, {"br;q=0, gzip;q=0", ""},
+	} {
+		rec := staticGet(t, h, "/static/checkout.js", "Accept-Encoding", tt.accept)
+		if got := rec.Header().Get("Content-Encoding"); got != tt.want {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", tt.accept, got, tt.want)
+			continue
+		}
+		if got := decode(t, tt.want, rec.Body.Bytes()); !bytes.Equal(got, raw) {
+			t.Errorf("Accept-Encoding %q: body does not decode to the file", tt.accept)
+		}
+		if tt.want != "" && rec.Body.Len() >= len(raw) {
+			t.Errorf("%s is not smaller", tt.want)
+		}
+		if tt.want != "" && rec.Header().Get("ETag") == etag {
+			t.Errorf("%s variant has the identity ETag", tt.want)
+		}
+	}
+	// Images, HEAD, misses.
+	if rec := staticGet(t, h, "/static/img/brands/visa.svg"); rec.Code != 200 || rec.Header().Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("visa.svg: %d %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	head := httptest.NewRecorder()
+	h.ServeHTTP(head, httptest.NewRequest(http.MethodHead, "/static/widget.css", nil))
+	if head.Code != 200 || head.Body.Len() != 0 || head.Header().Get("Content-Length") == "" {
+		t.Errorf("HEAD: %d, %d bytes", head.Code, head.Body.Len())
+	}
+	for _, p := range []string{"/static/nope.js", "/static/build/README.md", "/static/static.go", "/static/../go.mod", "/static/"} {
+		if rec := staticGet(t, h, p); rec.Code == 200 {
+			t.Errorf("%s: 200", p)
+		}
+	}
+}
+
+// TestStaticWasm serves a table over a stand-in file system, so that it
+// does not depend on make having built the real WebAssembly.
+func TestStaticWasm(t *testing.T) {
+	wasm := append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Repeat([]byte("go wasm "), 4096)...)
+	table, err := newAssetTable(fstest.MapFS{
+		"build/widget.wasm":  {Data: wasm},
+		"build/wasm_exec.js": {Data: bytes.Repeat([]byte("// js\n"), 100)},
+		"build/README.md":    {Data: []byte("# readme")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range table.files {
+		a.compressAll()
+	}
+	mux := http.NewServeMux()
+	table.routes(mux)
+	if table.has("build/README.md") {
+		t.Error("README.md is served")
+	}
+	u := table.url("build/widget.wasm")
+	for _, enc := range []string{"", "gzip", "br"} {
+		rec := staticGet(t, mux, u, "Accept-Encoding", enc)
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/wasm" {
+			t.Fatalf("%s (%q): %d %q", u, enc, rec.Code, rec.Header().Get("Content-Type"))
+		}
+		if got := rec.Header().Get("Content-Encoding"); got != enc {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q", enc, got)
+		}
+		if rec.Header().Get("Cache-Control") != immutableCache {
+			t.Errorf("versioned wasm not immutable")
+		}
+		if !bytes.Equal(decode(t, enc, rec.Body.Bytes()), wasm) {
+			t.Errorf("%q body differs", enc)
+		}
+	}
+	// A large file whose variants are not made yet goes out as it is.
+	big, err := newAssetTable(fstest.MapFS{"big.wasm": {Data: wasm}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux = http.NewServeMux()
+	big.routes(mux)
+	if rec := staticGet(t, mux, "/static/big.wasm", "Accept-Encoding", "br"); rec.Header().Get("Content-Encoding") != "" || !bytes.Equal(rec.Body.Bytes(), wasm) {
+		t.Errorf("uncompressed fallback: %q", rec.Header().Get("Content-Encoding"))
+	}
+}
+
+func decode(t *testing.T, enc string, b []byte) []byte {
+	t.Helper()
+	var r io.Reader = bytes.NewReader(b)
+	switch enc {
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	case "br":
+		r = brotli.NewReader(r)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestScriptsProtocolHygiene reads the loader and the frame's script for
+// the rules of the protocol that a browser test would only catch by luck:
+// every postMessage names its target origin, every message listener checks
+// the sender's origin, and the loader stays within its size budget.
+func TestScriptsProtocolHygiene(t *testing.T) {
+	table, err := loadAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := regexp.MustCompile(`postMessage\(([^;]*)\)`)
+	for name, target := range map[string]string{"checkout.js": "GW", "widget.js": "cfg.origin"} {
+		a := table.lookup(name)
+		if a == nil {
+			t.Fatalf("%s is not served", name)
+		}
+		src := string(a.body)
+		calls := post.FindAllStringSubmatch(src, -1)
+		if len(calls) == 0 {
+			t.Errorf("%s: no postMessage call found", name)
+		}
+		for _, c := range calls {
+			if !strings.HasSuffix(strings.TrimSpace(c[1]), ", "+target) {
+				t.Errorf("%s: postMessage(%s) does not target %s", name, c[1], target)
+			}
+		}
+		if !strings.Contains(src, `e.origin === GW`) && !strings.Contains(src, `e.origin !== cfg.origin`) {
+			t.Errorf("%s: the message listener does not check the origin", name)
+		}
+		if !strings.Contains(src, "e.source") {
+			t.Errorf("%s: the message listener does not check the sender window", name)
+		}
+	}
+	if gz := widgetAsset(table, "checkout.js").gz.Load(); gz == nil || len(*gz) >= 6<<10 {
+		n := -1
+		if gz != nil {
+			n = len(*gz)
+		}
+		t.Errorf("checkout.js is %d bytes gzipped; the budget is under 6 KiB", n)
+	}
+	for _, s := range []string{"innerHTML", "setAttribute(\"style\"", "createElement(\"style\")", "eval(", "new Function"} {
+		if strings.Contains(string(widgetAsset(table, "checkout.js").body), s) {
+			t.Errorf("checkout.js uses %s, which a strict merchant CSP (or safety) forbids", s)
+		}
+	}
+}
+
+func widgetAsset(t *assetTable, name string) *asset { return t.lookup(name) }
