@@ -44,7 +44,7 @@ test-go: wasm
 
 ## conformance: drive a real gateway with the published univapay-node SDK
 conformance: build
-	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec --test-timeout=120000
+	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
 
 ## test-browser: the widget, link form and demo storefront in headless Debian Chromium
 ## (/usr/bin/chromium, never a downloaded browser); screenshots go to web/browser/screenshots/

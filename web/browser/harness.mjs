@@ -1,0 +1,76 @@
+// The browser suite's harness. One call in a *.test.mjs file:
+//
+//   import { useSuite } from "./harness.mjs";
+//   const s = useSuite();   // registers before/after hooks
+//   test("…", async () => { const { page } = await s.newPage(); … });
+//
+// The `before` hook starts a real gateway (bin/kessai: `make build` first;
+// nothing is built here) with its demo storefront, the merchant's test shop
+// on a third origin with an app token minted for it, and headless Debian
+// Chromium. Everything on `s` is filled in then, so read it inside tests.
+
+import assert from "node:assert/strict";
+import { after, afterEach, before } from "node:test";
+
+import { launchBrowser, newPage, screenshot } from "./lib/browser.mjs";
+import { startGateway } from "./lib/gateway.mjs";
+import { startMerchant } from "./lib/merchant.mjs";
+
+export { screenshot };
+export * from "./lib/widget.mjs";
+
+// spec/sandbox.md, "Cards".
+export const CARD_OK = "4000020000000000";
+export const CARD_DECLINED = "4111111111111111";
+export const EXPIRY = `12${String((new Date().getFullYear() + 3) % 100).padStart(2, "0")}`;
+
+export function useSuite() {
+  const s = {};
+  const contexts = [];
+  before(
+    async () => {
+      const started = Date.now();
+      s.gw = await startGateway();
+      s.merchant = await startMerchant({ gateway: s.gw.endpoint });
+      const minted = await s.gw.mintAppToken([`127.0.0.1:${s.merchant.port}`, `localhost:${s.merchant.port}`]);
+      s.appId = minted.jwt;
+      s.appIdVia = minted.via;
+      s.merchant.setAppId(s.appId);
+      s.browser = await launchBrowser();
+      s.startupMs = Date.now() - started;
+    },
+    { timeout: 60_000 },
+  );
+
+  afterEach(async (t) => {
+    for (const c of contexts.splice(0)) await c.close().catch(() => {});
+    if (t.passed || !s.gw) return;
+    process.stderr.write(`\n--- gateway stderr (tail) after failed test "${t.name}" ---\n${await s.gw.logTail()}\n---\n`);
+  });
+
+  after(
+    async () => {
+      await s.browser?.close().catch(() => {});
+      await s.merchant?.close().catch(() => {});
+      if (s.gw) {
+        const r = await s.gw.stop();
+        assert.deepEqual({ code: r.code, signal: r.signal }, { code: 0, signal: null }, "the gateway did not exit 0 on SIGTERM");
+      }
+    },
+    { timeout: 30_000 },
+  );
+
+  /** A fresh context and page instrumented for the merchant's origin. */
+  s.newPage = async (opts = {}) => {
+    const p = await newPage(s.browser, { merchantOrigin: s.merchant.origin, ...opts });
+    contexts.push(p.context);
+    return p;
+  };
+  /** The merchant shop URL of a page ("/modal", "/inline", …) with query. */
+  s.url = (path, query = {}) => {
+    const u = new URL(path, s.merchant.origin);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.set(k, v);
+    return u.href;
+  };
+  return s;
+}

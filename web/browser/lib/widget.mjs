@@ -1,0 +1,62 @@
+// Driving the widget frame (templates/widget.html, static/widget.js,
+// wasm/widget) from a test, and reading what the merchant's script was told.
+
+/** The widget's iframe element under `scope` (a selector) and its Frame. */
+export async function widgetFrame(page, gateway, { scope = "", timeout = 15_000 } = {}) {
+  const sel = `${scope ? scope + " " : ""}iframe[src^="${gateway}/widget/frame"]`;
+  const handle = await page.waitForSelector(sel, { state: "attached", timeout });
+  let frame = await handle.contentFrame();
+  const until = Date.now() + timeout;
+  while ((!frame || !frame.url().startsWith(`${gateway}/widget/frame`)) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    frame = await handle.contentFrame();
+  }
+  if (!frame) throw new Error(`no frame behind ${sel}`);
+  return { handle, frame };
+}
+
+/**
+ * Waits until the frame's script runs (the pay button is enabled) and the
+ * WebAssembly has taken the fields over (data-wasm="ready" on <html>).
+ */
+export async function waitWidgetReady(frame, { wasm = true, timeout = 15_000 } = {}) {
+  await frame.waitForSelector("#kw-number", { timeout });
+  await frame.waitForFunction(() => document.documentElement.classList.contains("js"), null, { timeout });
+  if (wasm) {
+    await frame.waitForFunction(() => document.documentElement.dataset.wasm === "ready" && !!window.kessaiWasm, null, { timeout });
+  }
+}
+
+/** Fills the card fields (and the e-mail when the frame asks for it). */
+export async function fillCard(frame, { number, exp, cvc = "123", name = "TARO YAMADA", email = "buyer@example.com" }) {
+  if (email && (await frame.locator("#kw-email").count())) await frame.locator("#kw-email").fill(email);
+  if (number !== undefined) await frame.locator("#kw-number").fill(number);
+  if (exp !== undefined) await frame.locator("#kw-exp").fill(exp);
+  if (cvc !== undefined) await frame.locator("#kw-cvc").fill(cvc);
+  if (name !== undefined) await frame.locator("#kw-name").fill(name);
+}
+
+/** What the merchant's script recorded (public/merchant.js). */
+export async function merchantLog(page) {
+  return page.evaluate(() => window.merchantLog || []);
+}
+
+/** Waits for the merchant log to hold an entry of `kind`; returns it. */
+export async function waitForLog(page, kind, { timeout = 15_000 } = {}) {
+  const until = Date.now() + timeout;
+  for (;;) {
+    const log = await merchantLog(page);
+    const hit = log.find((e) => e.kind === kind);
+    if (hit) return hit;
+    if (Date.now() > until) throw new Error(`no "${kind}" in the merchant log within ${timeout} ms: ${JSON.stringify(log)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The text of the frame's alert, or "" when it is hidden. */
+export async function alertText(frame) {
+  return frame.evaluate(() => {
+    const a = document.getElementById("kw-alert");
+    return a && !a.hidden ? a.textContent.trim() : "";
+  });
+}
