@@ -311,11 +311,17 @@ func writeCredentials(path string, c *credentials) error {
 }
 
 func printBanner(cfg config, c *credentials) {
+	start := "Open the demo storefront: " + c.DemoURL
+	if c.DemoURL == "" {
+		start = "The demo storefront is off (KESSAI_DEMO_ADDR is empty)."
+	}
 	fmt.Printf(`
 Kessai is running.
 
+  %s
+
   API and hosted pages  %s
-  Demo storefront       %s
+  Widget loader         %s/static/checkout.js
   Data                  %s
 
 Demo credentials (also in %s):
@@ -325,17 +331,10 @@ Demo credentials (also in %s):
   app token (jwt)   %s
   secret            %s
 
-Try it:
+Try the API:
   curl -H "Authorization: Bearer %s.%s" %s/me
 
-`, cfg.PublicURL, orNone(c.DemoURL), cfg.DataDir, filepath.Join(cfg.DataDir, credentialsFile),
+`, start, cfg.PublicURL, cfg.PublicURL, cfg.DataDir, filepath.Join(cfg.DataDir, credentialsFile),
 		c.MerchantID, c.StoreID, c.ConsoleEmail, c.ConsolePassword, c.JWT, c.Secret,
 		c.Secret, c.JWT, cfg.PublicURL)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(off: KESSAI_DEMO_ADDR is empty)"
-	}
-	return s
 }
