@@ -4,12 +4,9 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
 )
-
-func muxVar(r *http.Request, name string) string { return mux.Vars(r)[name] }
 
 type wireMerchant struct {
 	ID            uuid.UUID      `json:"id"`
@@ -20,7 +17,7 @@ type wireMerchant struct {
 	Configuration map[string]any `json:"configuration"`
 }
 
-func (s *Server) getMe(r *http.Request, c *payment.Caller) (int, any, error) {
+func (s *Server) getMe(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	m, err := s.svc.Me(r.Context(), c)
 	if err != nil {
 		return 0, nil, err
@@ -63,44 +60,30 @@ func optionalString(s string) *string {
 	return &s
 }
 
-func (s *Server) listStores(r *http.Request, c *payment.Caller) (int, any, error) {
+func (s *Server) listStores(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
 	}
 	page, err := s.svc.Stores(r.Context(), c, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireStore), nil
+	return answer(http.StatusOK, page, err, listOf(toWireStore))
 }
 
-func (s *Server) getStore(r *http.Request, c *payment.Caller) (int, any, error) {
-	id, err := pathID(r, "storeId")
-	if err != nil {
-		return 0, nil, err
-	}
-	st, err := s.svc.Store(r.Context(), c, id)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireStore(st), nil
+func (s *Server) getStore(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	st, err := s.svc.Store(r.Context(), c, ids.store)
+	return answer(http.StatusOK, st, err, toWireStore)
 }
 
 type wireCustomerID struct {
 	CustomerID string `json:"customer_id"`
 }
 
-func (s *Server) createCustomerID(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := pathID(r, "storeId")
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) createCustomerID(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireCustomerID
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	id, err := s.svc.CustomerID(r.Context(), c, storeID, req.CustomerID)
+	id, err := s.svc.CustomerID(r.Context(), c, ids.store, req.CustomerID)
 	if err != nil {
 		return 0, nil, err
 	}

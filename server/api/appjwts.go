@@ -37,30 +37,17 @@ func toWireAppJWT(t *payment.AppToken) wireAppJWT {
 	return w
 }
 
-// optionalStoreID reads {storeId} when the route has one; merchant-level
-// routes have none and mean the merchant's own tokens.
-func optionalStoreID(r *http.Request) (uuid.UUID, error) {
-	if muxVar(r, "storeId") == "" {
-		return uuid.Nil, nil
-	}
-	return pathID(r, "storeId")
-}
-
 type wireNewAppJWT struct {
 	Mode    payment.Mode `json:"mode"`
 	Domains []string     `json:"domains"`
 }
 
-func (s *Server) createAppJWT(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) createAppJWT(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireNewAppJWT
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	issued, err := s.svc.CreateAppToken(r.Context(), c, storeID, payment.NewAppToken{Mode: req.Mode, Domains: req.Domains})
+	issued, err := s.svc.CreateAppToken(r.Context(), c, ids.store, payment.NewAppToken{Mode: req.Mode, Domains: req.Domains})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -69,32 +56,17 @@ func (s *Server) createAppJWT(r *http.Request, c *payment.Caller) (int, any, err
 	return http.StatusCreated, out, nil
 }
 
-func (s *Server) listAppJWTs(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) listAppJWTs(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.AppTokens(r.Context(), c, storeID, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireAppJWT), nil
+	page, err := s.svc.AppTokens(r.Context(), c, ids.store, p)
+	return answer(http.StatusOK, page, err, listOf(toWireAppJWT))
 }
 
-func (s *Server) deleteAppJWT(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	id, err := pathID(r, "jwtId")
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := s.svc.RevokeAppToken(r.Context(), c, storeID, id); err != nil {
+func (s *Server) deleteAppJWT(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	if err := s.svc.RevokeAppToken(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -147,7 +147,7 @@ type wireRedirectInput struct {
 	Endpoint string `json:"endpoint"`
 }
 
-func (s *Server) createCharge(r *http.Request, c *payment.Caller) (int, any, error) {
+func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireNewCharge
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
@@ -174,10 +174,7 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller) (int, any, err
 		p.RedirectEndpoint = req.Redirect.Endpoint
 	}
 	ch, err := s.svc.CreateCharge(r.Context(), c, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, toWireCharge(ch), nil
+	return answer(http.StatusCreated, ch, err, toWireCharge)
 }
 
 // pollWaitOf is how long a read may be held: ?polling=true asks for a
@@ -189,29 +186,14 @@ func (s *Server) pollWaitOf(r *http.Request) time.Duration {
 	return 0
 }
 
-func (s *Server) getCharge(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	ch, err := s.svc.Charge(r.Context(), c, storeID, id, s.pollWaitOf(r))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireCharge(ch), nil
+func (s *Server) getCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	ch, err := s.svc.Charge(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
+	return answer(http.StatusOK, ch, err, toWireCharge)
 }
 
 var chargeStatuses = []string{"pending", "awaiting", "authorized", "successful", "failed", "error", "canceled"}
 
-func (s *Server) listCharges(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) listCharges(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
@@ -239,11 +221,8 @@ func (s *Server) listCharges(r *http.Request, c *payment.Caller) (int, any, erro
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charges(r.Context(), c, storeID, f, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireCharge), nil
+	page, err := s.svc.Charges(r.Context(), c, ids.store, f, p)
+	return answer(http.StatusOK, page, err, listOf(toWireCharge))
 }
 
 type wireMetadataUpdate struct {
@@ -260,20 +239,13 @@ func (s *Server) decodeMetadata(r *http.Request) (payment.Metadata, error) {
 	return payment.ParseMetadata(req.Metadata, "metadata")
 }
 
-func (s *Server) updateCharge(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, id, err := storeAndID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) updateCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	md, err := s.decodeMetadata(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	ch, err := s.svc.UpdateCharge(r.Context(), c, storeID, id, md)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireCharge(ch), nil
+	ch, err := s.svc.UpdateCharge(r.Context(), c, ids.store, ids.id, md)
+	return answer(http.StatusOK, ch, err, toWireCharge)
 }
 
 type wireCapture struct {
@@ -283,16 +255,12 @@ type wireCapture struct {
 
 // captureCharge answers an empty 201, as the Java SDK expects; the body
 // may be a JSON null (PHP) meaning "capture everything".
-func (s *Server) captureCharge(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, id, err := storeAndID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) captureCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireCapture
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	if err := s.svc.CaptureCharge(r.Context(), c, storeID, id, req.Amount, req.Currency); err != nil {
+	if err := s.svc.CaptureCharge(r.Context(), c, ids.store, ids.id, req.Amount, req.Currency); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, nil, nil

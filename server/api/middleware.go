@@ -189,7 +189,7 @@ func authOf(r *http.Request) authResult {
 // encode (nil: no body, as for 204), or with an error for the envelope.
 // Handlers return rather than write so that each stays a decode, one
 // service call and an answer.
-type endpoint func(r *http.Request, c *payment.Caller) (int, any, error)
+type endpoint func(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error)
 
 // authed turns an endpoint into a handler for requests that need a caller.
 func (s *Server) authed(h endpoint) http.HandlerFunc {
@@ -203,7 +203,12 @@ func (s *Server) authed(h endpoint) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		status, body, err := h(r, res.caller)
+		ids, err := idsOf(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		status, body, err := h(r, res.caller, ids)
 		switch {
 		case err != nil:
 			s.writeError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
 )
@@ -59,12 +60,53 @@ func toWireList[D any, W any](p payment.Page[D], conv func(D) W) wireList[W] {
 	return out
 }
 
-// pathID reads a UUID path variable; anything that is not one cannot name
-// an object, so it is NOT_FOUND like any other unknown id.
-func pathID(r *http.Request, name string) (uuid.UUID, error) {
-	id, err := uuid.Parse(muxVar(r, name))
+// listOf converts a page of domain objects for the wire.
+func listOf[D any, W any](conv func(D) W) func(payment.Page[D]) wireList[W] {
+	return func(p payment.Page[D]) wireList[W] { return toWireList(p, conv) }
+}
+
+// answer is how most endpoints end: the service's result converted for the
+// wire with a status, or the service's error.
+func answer[T any, W any](status int, v T, err error, toWire func(T) W) (int, any, error) {
 	if err != nil {
-		return uuid.Nil, payment.NotFound(name)
+		return 0, nil, err
 	}
-	return id, nil
+	return status, toWire(v), nil
+}
+
+// pathIDs are the ids a route's path names; those it does not name are
+// uuid.Nil (GET /charges/{id} has no store: the service finds it).
+type pathIDs struct {
+	store, charge, id uuid.UUID
+}
+
+// pathVariables are the route variables that name objects, and where
+// idsOf puts each.
+var pathVariables = [...]struct {
+	name string
+	dst  func(*pathIDs) *uuid.UUID
+}{
+	{"storeId", func(p *pathIDs) *uuid.UUID { return &p.store }},
+	{"chargeId", func(p *pathIDs) *uuid.UUID { return &p.charge }},
+	{"id", func(p *pathIDs) *uuid.UUID { return &p.id }},
+	{"jwtId", func(p *pathIDs) *uuid.UUID { return &p.id }},
+}
+
+// idsOf reads the matched route's ids. A variable that is not a UUID
+// cannot name an object, so it is NOT_FOUND like any other unknown id.
+func idsOf(r *http.Request) (pathIDs, error) {
+	var ids pathIDs
+	vars := mux.Vars(r)
+	for _, v := range pathVariables {
+		s, ok := vars[v.name]
+		if !ok {
+			continue
+		}
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return ids, payment.NotFound(v.name)
+		}
+		*v.dst(&ids) = id
+	}
+	return ids, nil
 }

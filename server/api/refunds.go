@@ -58,11 +58,6 @@ func toWireCancel(cn *payment.Cancel) wireCancel {
 	}
 }
 
-// chargePath reads {storeId} and {chargeId}.
-func chargePath(r *http.Request) (uuid.UUID, uuid.UUID, error) {
-	return storeAndID(r, "chargeId")
-}
-
 type wireNewRefund struct {
 	Amount   int64           `json:"amount"`
 	Currency string          `json:"currency"`
@@ -71,11 +66,7 @@ type wireNewRefund struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) createRefund(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) createRefund(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireNewRefund
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
@@ -84,45 +75,24 @@ func (s *Server) createRefund(r *http.Request, c *payment.Caller) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	rf, err := s.svc.CreateRefund(r.Context(), c, storeID, chargeID, payment.NewRefund{
+	rf, err := s.svc.CreateRefund(r.Context(), c, ids.store, ids.charge, payment.NewRefund{
 		Amount: req.Amount, Currency: req.Currency, Reason: req.Reason, Message: req.Message, Metadata: md,
 	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, toWireRefund(rf), nil
+	return answer(http.StatusCreated, rf, err, toWireRefund)
 }
 
-func (s *Server) getRefund(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	rf, err := s.svc.Refund(r.Context(), c, storeID, chargeID, id, s.pollWaitOf(r))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireRefund(rf), nil
+func (s *Server) getRefund(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	rf, err := s.svc.Refund(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
+	return answer(http.StatusOK, rf, err, toWireRefund)
 }
 
-func (s *Server) listRefunds(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) listRefunds(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Refunds(r.Context(), c, storeID, chargeID, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireRefund), nil
+	page, err := s.svc.Refunds(r.Context(), c, ids.store, ids.charge, p)
+	return answer(http.StatusOK, page, err, listOf(toWireRefund))
 }
 
 type wireRefundUpdate struct {
@@ -131,15 +101,7 @@ type wireRefundUpdate struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
-func (s *Server) updateRefund(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) updateRefund(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireRefundUpdate
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
@@ -148,79 +110,40 @@ func (s *Server) updateRefund(r *http.Request, c *payment.Caller) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	rf, err := s.svc.UpdateRefund(r.Context(), c, storeID, chargeID, id, payment.RefundUpdate{Reason: req.Reason, Message: req.Message, Metadata: md})
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireRefund(rf), nil
+	rf, err := s.svc.UpdateRefund(r.Context(), c, ids.store, ids.charge, ids.id, payment.RefundUpdate{Reason: req.Reason, Message: req.Message, Metadata: md})
+	return answer(http.StatusOK, rf, err, toWireRefund)
 }
 
-func (s *Server) createCancel(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) createCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	md, err := s.decodeMetadata(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	cn, err := s.svc.CreateCancel(r.Context(), c, storeID, chargeID, md)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, toWireCancel(cn), nil
+	cn, err := s.svc.CreateCancel(r.Context(), c, ids.store, ids.charge, md)
+	return answer(http.StatusCreated, cn, err, toWireCancel)
 }
 
-func (s *Server) getCancel(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	cn, err := s.svc.Cancel(r.Context(), c, storeID, chargeID, id, s.pollWaitOf(r))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireCancel(cn), nil
+func (s *Server) getCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	cn, err := s.svc.Cancel(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
+	return answer(http.StatusOK, cn, err, toWireCancel)
 }
 
-func (s *Server) listCancels(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) listCancels(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Cancels(r.Context(), c, storeID, chargeID, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireCancel), nil
+	page, err := s.svc.Cancels(r.Context(), c, ids.store, ids.charge, p)
+	return answer(http.StatusOK, page, err, listOf(toWireCancel))
 }
 
-func (s *Server) updateCancel(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, chargeID, err := chargePath(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) updateCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	md, err := s.decodeMetadata(r)
 	if err != nil {
 		return 0, nil, err
 	}
-	cn, err := s.svc.UpdateCancel(r.Context(), c, storeID, chargeID, id, md)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireCancel(cn), nil
+	cn, err := s.svc.UpdateCancel(r.Context(), c, ids.store, ids.charge, ids.id, md)
+	return answer(http.StatusOK, cn, err, toWireCancel)
 }
 
 // wireTransaction is one line of the transaction history.
@@ -250,11 +173,7 @@ func toWireTransaction(e *payment.LedgerEntry) wireTransaction {
 	}
 }
 
-func (s *Server) listTransactions(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) listTransactions(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
@@ -267,9 +186,6 @@ func (s *Server) listTransactions(r *http.Request, c *payment.Caller) (int, any,
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Transactions(r.Context(), c, storeID, f, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireTransaction), nil
+	page, err := s.svc.Transactions(r.Context(), c, ids.store, f, p)
+	return answer(http.StatusOK, page, err, listOf(toWireTransaction))
 }

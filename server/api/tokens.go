@@ -204,7 +204,7 @@ func (w *wireNewToken) domain() (payment.NewToken, error) {
 	return p, nil
 }
 
-func (s *Server) createToken(r *http.Request, c *payment.Caller) (int, any, error) {
+func (s *Server) createToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireNewToken
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
@@ -214,29 +214,15 @@ func (s *Server) createToken(r *http.Request, c *payment.Caller) (int, any, erro
 		return 0, nil, err
 	}
 	tok, err := s.svc.CreateToken(r.Context(), c, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, toWireToken(tok), nil
+	return answer(http.StatusCreated, tok, err, toWireToken)
 }
 
-func (s *Server) getToken(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, id, err := storeAndID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	tok, err := s.svc.Token(r.Context(), c, storeID, id)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireToken(tok), nil
+func (s *Server) getToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id)
+	return answer(http.StatusOK, tok, err, toWireToken)
 }
 
-func (s *Server) listTokens(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, err := optionalStoreID(r)
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	p, err := listParams(r)
 	if err != nil {
 		return 0, nil, err
@@ -252,11 +238,8 @@ func (s *Server) listTokens(r *http.Request, c *payment.Caller) (int, any, error
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Tokens(r.Context(), c, storeID, f, p)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireList(page, toWireToken), nil
+	page, err := s.svc.Tokens(r.Context(), c, ids.store, f, p)
+	return answer(http.StatusOK, page, err, listOf(toWireToken))
 }
 
 type wireTokenUpdate struct {
@@ -276,16 +259,13 @@ type wireTokenUpdate struct {
 	} `json:"data"`
 }
 
-func (s *Server) updateToken(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, id, err := storeAndID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
+func (s *Server) updateToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	var req wireTokenUpdate
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
 	u := payment.TokenUpdate{Email: req.Email}
+	var err error
 	if u.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
 		return 0, nil, err
 	}
@@ -303,30 +283,13 @@ func (s *Server) updateToken(r *http.Request, c *payment.Caller) (int, any, erro
 			u.Billing = &b
 		}
 	}
-	tok, err := s.svc.UpdateToken(r.Context(), c, storeID, id, u)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, toWireToken(tok), nil
+	tok, err := s.svc.UpdateToken(r.Context(), c, ids.store, ids.id, u)
+	return answer(http.StatusOK, tok, err, toWireToken)
 }
 
-func (s *Server) deleteToken(r *http.Request, c *payment.Caller) (int, any, error) {
-	storeID, id, err := storeAndID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := s.svc.DeleteToken(r.Context(), c, storeID, id); err != nil {
+func (s *Server) deleteToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	if err := s.svc.DeleteToken(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
-}
-
-// storeAndID reads {storeId} and another id variable of the path.
-func storeAndID(r *http.Request, name string) (uuid.UUID, uuid.UUID, error) {
-	storeID, err := pathID(r, "storeId")
-	if err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	id, err := pathID(r, name)
-	return storeID, id, err
 }
