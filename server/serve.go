@@ -127,7 +127,7 @@ func serve(ctx context.Context, cfg config) error {
 	gatewayMux := http.NewServeMux()
 	gatewayMux.Handle("/", apiServer)
 	for _, prefix := range web.GatewayPaths {
-		gatewayMux.Handle(prefix, pages.wrap(gatewayPages))
+		gatewayMux.Handle(prefix, apiServer.Observe(pages.wrap(gatewayPages)))
 	}
 	servers := []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
 	if cfg.DemoAddr != "" {
@@ -138,7 +138,7 @@ func serve(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		servers = append(servers, newHTTPServer(cfg.DemoAddr, pages.wrap(demo), log))
+		servers = append(servers, newHTTPServer(cfg.DemoAddr, apiServer.Observe(pages.wrap(demo)), log))
 	}
 
 	// Bind every port before saying anything, so that what is printed is

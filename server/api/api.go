@@ -81,6 +81,13 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// Observe gives a handler outside the API (the hosted pages, the demo
+// storefront) what every API response has: a request id header, a log line
+// carrying it, recovery from panics and the body-size cap.
+func (s *Server) Observe(h http.Handler) http.Handler {
+	return s.withRequestID(s.withLogging(s.withRecovery(h)))
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
