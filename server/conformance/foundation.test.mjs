@@ -132,6 +132,14 @@ describe("headers on every exchange", () => {
     assert.deepEqual(gw.jwtUpdates, [], "handleUpdateJWT was called");
   });
 
+  test("the gateway's pages carry x-request-id too", async () => {
+    for (const path of ["/static/checkout.js", "/client/checkout.js", "/forms/x"]) {
+      const res = await fetch(gw.endpoint + path);
+      await res.arrayBuffer();
+      assert.ok(res.headers.get("x-request-id"), `${path}: no x-request-id`);
+    }
+  });
+
   test("every response is JSON and carries x-request-id", () => {
     for (const res of gw.responses) {
       const type = res.headers.get("content-type") ?? "";
