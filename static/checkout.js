@@ -127,7 +127,7 @@
       background: "rgba(16, 22, 34, .56)", opacity: "0", transition: still ? "" : "opacity .18s"
     });
     var box = mk("div", {
-      position: "relative", width: "100%", maxWidth: "440px", margin: "auto", borderRadius: "14px",
+      position: "relative", width: "100%", maxWidth: "440px", margin: "0 auto auto", borderRadius: "14px",
       overflow: "hidden", outline: "none", minHeight: "120px",
       boxShadow: "0 24px 64px rgba(0, 0, 0, .3), 0 2px 8px rgba(0, 0, 0, .12)",
       transform: still ? "" : "translateY(10px) scale(.985)", transition: still ? "" : "transform .2s"
