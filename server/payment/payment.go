@@ -149,8 +149,12 @@ type Tx interface {
 	PutLedgerEntry(ctx context.Context, e *LedgerEntry) error
 	ListLedger(ctx context.Context, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error)
 
-	// PendingWork returns up to limit unfinished operations, oldest first.
-	PendingWork(ctx context.Context, limit int) ([]Work, error)
+	// PendingWork returns up to limit unfinished operations that are due
+	// at now, oldest first.
+	PendingWork(ctx context.Context, now time.Time, limit int) ([]Work, error)
+	// DeferWork counts a failed attempt at an operation and holds it back
+	// until the given time.
+	DeferWork(ctx context.Context, w Work, until time.Time) error
 
 	// TakeQuota counts one unit of a limited resource in its period and
 	// reports false, taking nothing, when limit units are already counted.

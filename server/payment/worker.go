@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -32,6 +33,23 @@ const (
 type Work struct {
 	Kind WorkKind
 	ID   uuid.UUID
+	// Attempts counts the earlier attempts that failed.
+	Attempts int
+}
+
+// retryDelay is how long an operation waits after its n-th failed
+// attempt: doubling from a second, capped at five minutes, so that an
+// acquirer outage is retried promptly and a hopeless operation (a card
+// sealed with a key no longer configured) costs one log line every five
+// minutes instead of one a second.
+func retryDelay(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 9 {
+		return 5 * time.Minute
+	}
+	return min(time.Second<<(n-1), 5*time.Minute)
 }
 
 // RunWorker processes work until ctx ends: at once when woken, and every
@@ -74,7 +92,7 @@ func (s *Service) ProcessPending(ctx context.Context, limit int) (int, error) {
 	var work []Work
 	err := s.storage.View(ctx, func(tx Tx) error {
 		var err error
-		work, err = tx.PendingWork(ctx, limit)
+		work, err = tx.PendingWork(ctx, s.clock.Now(), limit)
 		return err
 	})
 	if err != nil {
@@ -92,7 +110,9 @@ func (s *Service) ProcessPending(ctx context.Context, limit int) (int, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = s.process(ctx, w)
+			if err := s.process(ctx, w); err != nil {
+				errs[i] = s.deferWork(ctx, w, err)
+			}
 		}()
 	}
 	wg.Wait()
@@ -101,6 +121,18 @@ func (s *Service) ProcessPending(ctx context.Context, limit int) (int, error) {
 
 // workerConcurrency is how many acquirer calls one instance makes at once.
 const workerConcurrency = 16
+
+// deferWork holds a failed operation back for its retry delay and returns
+// the failure, annotated, for the log.
+func (s *Service) deferWork(ctx context.Context, w Work, failure error) error {
+	if ctx.Err() != nil {
+		return nil // shutting down: the operation is simply picked up again
+	}
+	until := s.clock.Now().Add(retryDelay(w.Attempts + 1))
+	err := s.storage.Update(ctx, func(tx Tx) error { return tx.DeferWork(ctx, w, until) })
+	return errors.Join(fmt.Errorf("%s %s (attempt %d, next at %s): %w", w.Kind, w.ID, w.Attempts+1,
+		until.Format(time.RFC3339), failure), err)
+}
 
 func (s *Service) process(ctx context.Context, w Work) error {
 	switch w.Kind {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -563,14 +564,16 @@ func (t *tx) ListLedger(ctx context.Context, f payment.LedgerFilter, p payment.L
 
 // ---- the worker's queue
 
-func (t *tx) PendingWork(ctx context.Context, limit int) ([]payment.Work, error) {
+func (t *tx) PendingWork(ctx context.Context, now time.Time, limit int) ([]payment.Work, error) {
+	at := micros(now)
 	rows, err := t.tx.QueryContext(ctx, `
-		SELECT kind, id FROM (
-			SELECT 'authorize' AS kind, id FROM charges WHERE status = 'pending'
-			UNION ALL SELECT 'capture', id FROM charges WHERE capture_state = 'requested' AND status = 'authorized'
-			UNION ALL SELECT 'refund', id FROM refunds WHERE status = 'pending'
-			UNION ALL SELECT 'cancel', id FROM cancels WHERE status = 'pending'
-		) ORDER BY id LIMIT ?`, limit)
+		SELECT kind, id, work_attempts FROM (
+			SELECT 'authorize' AS kind, id, work_attempts FROM charges WHERE status = 'pending' AND retry_at <= ?
+			UNION ALL SELECT 'capture', id, work_attempts FROM charges
+				WHERE capture_state = 'requested' AND status = 'authorized' AND retry_at <= ?
+			UNION ALL SELECT 'refund', id, work_attempts FROM refunds WHERE status = 'pending' AND retry_at <= ?
+			UNION ALL SELECT 'cancel', id, work_attempts FROM cancels WHERE status = 'pending' AND retry_at <= ?
+		) ORDER BY id LIMIT ?`, at, at, at, at, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -578,10 +581,27 @@ func (t *tx) PendingWork(ctx context.Context, limit int) ([]payment.Work, error)
 	var work []payment.Work
 	for rows.Next() {
 		var kind, id string
-		if err := rows.Scan(&kind, &id); err != nil {
+		var attempts int
+		if err := rows.Scan(&kind, &id, &attempts); err != nil {
 			return nil, err
 		}
-		work = append(work, payment.Work{Kind: payment.WorkKind(kind), ID: parseID(id)})
+		work = append(work, payment.Work{Kind: payment.WorkKind(kind), ID: parseID(id), Attempts: attempts})
 	}
 	return work, rows.Err()
+}
+
+// workTables says where each kind of work keeps its retry state.
+var workTables = map[payment.WorkKind]string{
+	payment.WorkAuthorize: "charges", payment.WorkCapture: "charges",
+	payment.WorkRefund: "refunds", payment.WorkCancel: "cancels",
+}
+
+func (t *tx) DeferWork(ctx context.Context, w payment.Work, until time.Time) error {
+	table, ok := workTables[w.Kind]
+	if !ok {
+		return fmt.Errorf("sqlite: unknown work kind %q", w.Kind)
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE `+table+` SET work_attempts = work_attempts + 1, retry_at = ? WHERE id = ?`,
+		micros(until), w.ID.String())
+	return err
 }
