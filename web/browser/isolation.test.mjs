@@ -246,4 +246,25 @@ describe("only the token's domains can frame the widget", () => {
     const refused = seen.console.filter((m) => /frame-ancestors/.test(m.text));
     assert.ok(refused.length >= 2, `Chromium did not report the frame-ancestors refusals: ${JSON.stringify(seen.console)}`);
   });
+
+  test("a page whose origin the token does not allow hears FRAME_LOAD_FAILED within seconds", async () => {
+    const { jwt: narrow } = await s.gw.mintAppToken([`127.0.0.1:${s.merchant.port}`]);
+    const foreign = `http://localhost:${s.merchant.port}`;
+    const { page } = await s.newPage({ merchantOrigin: foreign });
+    await page.goto(`${foreign}/blank?appId=${encodeURIComponent(narrow)}`);
+    await page.addScriptTag({ url: `${s.gw.endpoint}/static/checkout.js` });
+    const started = Date.now();
+    await page.evaluate((appId) => {
+      window.__kessaiError = null;
+      window.KessaiCheckout.create({
+        appId, checkout: "payment", amount: 1000, currency: "JPY",
+        onError: (e) => { window.__kessaiError = { code: e.code, fatal: e.fatal }; },
+      }).open();
+    }, narrow);
+    await page.waitForFunction(() => window.__kessaiError !== null, null, { timeout: 10_000 });
+    const elapsed = Date.now() - started;
+    const err = await page.evaluate(() => window.__kessaiError);
+    assert.equal(err.code, "FRAME_LOAD_FAILED");
+    assert.ok(elapsed < 6000, `onError came after ${elapsed} ms`);
+  });
 });
