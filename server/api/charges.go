@@ -134,7 +134,7 @@ type wireNewCharge struct {
 	Amount                int64               `json:"amount"`
 	Currency              string              `json:"currency"`
 	Capture               *bool               `json:"capture"`
-	CaptureAt             *time.Time          `json:"capture_at"`
+	CaptureAt             *inputTime          `json:"capture_at"`
 	Descriptor            string              `json:"descriptor"`
 	Metadata              json.RawMessage     `json:"metadata"`
 	ThreeDS               *wireThreeDSRequest `json:"three_ds"`
@@ -153,7 +153,7 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	p := payment.NewCharge{
-		Amount: req.Amount, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt,
+		Amount: req.Amount, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt.ptr(),
 		Descriptor: req.Descriptor, MerchantTransactionID: req.MerchantTransactionID, IPAddress: req.IPAddress,
 	}
 	if req.TransactionTokenID != "" {

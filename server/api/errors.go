@@ -58,7 +58,16 @@ type wireError struct {
 // answered without detail.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var pe *payment.Error
-	if !errors.As(err, &pe) {
+	if !errors.As(err, &pe) && clientGone(r, err) {
+		// The client hung up, say during a long poll it stopped waiting
+		// for: nothing went wrong here and nobody reads the answer. The
+		// request line records 499, nginx's "client closed request".
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "client gone",
+			slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
+	if pe == nil {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
 		pe = payment.Errorf(payment.CodeInternal, "")
@@ -74,4 +83,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		body.Errors = append(body.Errors, wireFieldError{Field: f.Field, Reason: f.Reason})
 	}
 	s.writeJSON(w, r, status, body)
+}
+
+// statusClientClosedRequest is what the request log says of a request whose
+// client went away before the answer (nginx's 499).
+const statusClientClosedRequest = 499
+
+// clientGone reports whether err is only the request's context ending: the
+// client closed the connection (or the request's deadline passed).
+func clientGone(r *http.Request, err error) bool {
+	ctxErr := r.Context().Err()
+	return ctxErr != nil && errors.Is(err, ctxErr)
 }

@@ -67,9 +67,11 @@ var replayedHeaders = []string{"Content-Type", "Location", "Cache-Control"}
 // request ran, which must happen even when the client has gone.
 const idempotencyStoreTimeout = 10 * time.Second
 
-// storable reports whether an answer with this status is stored.
+// storable reports whether an answer with this status is stored. A request
+// whose client went away (499) may have been cut short: a retry runs it.
 func storable(status int) bool {
-	return status < http.StatusInternalServerError && status != http.StatusTooManyRequests
+	return status < http.StatusInternalServerError && status != http.StatusTooManyRequests &&
+		status != statusClientClosedRequest
 }
 
 func idempotentMethod(method string) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/kessai/kessai/server/payment"
@@ -73,6 +74,31 @@ const wireTimeLayout = "2006-01-02T15:04:05.000000Z"
 
 func (t wireTime) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Time(t).UTC().Format(wireTimeLayout) + `"`), nil
+}
+
+// inputTime is a time in a request body: an RFC 3339 string. Anything else
+// is reported as a type error, which decode turns into a VALIDATION_ERROR
+// naming the field (time.Time's own parse errors carry no field, and would
+// name the whole body).
+type inputTime struct{ time.Time }
+
+func (t *inputTime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if err := t.Time.UnmarshalJSON(b); err != nil {
+		return &json.UnmarshalTypeError{Value: "time", Type: reflect.TypeFor[time.Time]()}
+	}
+	return nil
+}
+
+// ptr is the time, nil when the field was absent or null.
+func (t *inputTime) ptr() *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.Time
+	return &v
 }
 
 func wireTimePtr(t *time.Time) *wireTime {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/wasm/card"
 )
 
 type contextKey int
@@ -30,25 +29,6 @@ const RequestIDHeader = "X-Request-Id"
 // logged on every line.
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
 
-// cardLike finds digit runs shaped like card numbers: 12–19 digits in a
-// row, or grouped 4-4-4-… or 4-6-5 with spaces or dashes.
-var cardLike = regexp.MustCompile(`\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{4,5}|\d{12,19}`)
-
-// maskCardLike hides what could be a card number (a card-shaped run that
-// passes the Luhn check), so that a card number typed into a URL or a
-// header never reaches a log.
-func maskCardLike(s string) string {
-	if !cardLike.MatchString(s) {
-		return s
-	}
-	return cardLike.ReplaceAllStringFunc(s, func(run string) string {
-		if card.Luhn(card.Digits(run)) {
-			return "[redacted]"
-		}
-		return run
-	})
-}
-
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
 	return id
@@ -57,7 +37,7 @@ func requestID(ctx context.Context) string {
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
-		if !clientRequestID.MatchString(id) || maskCardLike(id) != id {
+		if !clientRequestID.MatchString(id) || payment.MaskCardNumbers(id) != id {
 			id = payment.NewID().String()
 		}
 		w.Header().Set(RequestIDHeader, id)
@@ -108,7 +88,7 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("request_id", requestID(r.Context())),
 			slog.String("method", r.Method),
-			slog.String("path", maskCardLike(r.URL.Path)),
+			slog.String("path", payment.MaskCardNumbers(r.URL.Path)),
 			slog.Int("status", rec.status),
 			slog.Int("bytes", rec.bytes),
 			slog.Duration("duration", time.Since(start)),

@@ -73,15 +73,20 @@ func (s *Server) clientIP(r *http.Request) string {
 
 // ClientIP is the TCP peer, or, when the peer is a trusted proxy, the
 // rightmost address of X-Forwarded-For that is not itself a trusted proxy
-// (the leftmost ones are whatever the client chose to send).
+// (the leftmost ones are whatever the client chose to send). A trusted
+// range holds an address whatever its zone (fe80::1%eth0), and an IPv4
+// address whether either is written as IPv4 or IPv4-mapped IPv6.
 func ClientIP(r *http.Request, trustedProxies []netip.Prefix) string {
 	peer := remoteIP(r)
 	if len(trustedProxies) == 0 {
 		return peer
 	}
 	trusted := func(a netip.Addr) bool {
-		a = a.Unmap()
+		a = a.WithZone("").Unmap()
 		for _, p := range trustedProxies {
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
 			if p.Contains(a) {
 				return true
 			}

@@ -29,7 +29,10 @@ func NewCodec(key []byte) (*Codec, error) {
 		key: key,
 		// Only HS256: a token that names another algorithm ("none", RS256
 		// with our key as a public key) is refused before any check.
-		parser: gojwt.NewParser(gojwt.WithValidMethods([]string{"HS256"}), gojwt.WithoutClaimsValidation()),
+		parser: gojwt.NewParser(gojwt.WithValidMethods([]string{"HS256"}), gojwt.WithoutClaimsValidation(),
+			// One token, one spelling: base64url with the unused bits of the
+			// last character set is refused, not read as the same signature.
+			gojwt.WithStrictDecoding()),
 	}, nil
 }
 

@@ -121,12 +121,22 @@ func NormalizeDomain(d string) (string, bool) {
 // belongs to one of the domains. A domain without a port allows any port of
 // that host; "*.example.com" allows every subdomain of example.com.
 func OriginAllowed(domains []string, origin string) bool {
+	// An origin is scheme://host[:port] and nothing else: what browsers
+	// send. Anything with user info, a path, a query or a fragment, a port
+	// out of range or an empty label is not one and allows nothing.
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || strings.Contains(origin, "#") {
 		return false
 	}
-	host := strings.ToLower(u.Host)
-	hostname := strings.ToLower(u.Hostname())
+	host, ok := NormalizeDomain(u.Host)
+	if !ok || strings.HasPrefix(host, "*") {
+		return false
+	}
+	hostname := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		hostname = h
+	}
 	for _, d := range domains {
 		switch {
 		case d == host || d == hostname:

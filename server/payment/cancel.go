@@ -29,6 +29,9 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 	if err := c.requireSecret(); err != nil {
 		return nil, err
 	}
+	if err := metadata.check("metadata"); err != nil {
+		return nil, err
+	}
 	var cn *Cancel
 	err := s.storage.Update(ctx, func(tx Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
@@ -118,7 +121,9 @@ func (s *Service) UpdateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		if cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id); err != nil {
 			return err
 		}
-		cn.Metadata = cn.Metadata.Merge(metadata)
+		if cn.Metadata, err = cn.Metadata.Merge(metadata); err != nil {
+			return err
+		}
 		cn.UpdatedOn = s.clock.Now()
 		return tx.UpdateCancel(ctx, cn)
 	})

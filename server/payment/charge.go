@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -103,18 +104,46 @@ func (s *Service) testChargeQuota() Quota {
 	return Quota{Resource: "test_charge", Limit: s.limits.TestChargesPerDay, Daily: true}
 }
 
-func checkAmount(amount int64, currency string, amountField string) (Currency, error) {
+// check validates the descriptive fields of a new charge.
+func (p *NewCharge) check(c *Caller) error {
 	var v Validation
-	cur, ok := LookupCurrency(currency)
-	if currency == "" {
-		v.Add("currency", ReasonRequired)
-	} else if !ok {
-		v.Add("currency", "INVALID_CURRENCY")
+	if p.ThreeDS != nil {
+		switch {
+		case p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode]:
+			v.Add("three_ds.mode", ReasonInvalidFormat)
+		case p.ThreeDS.Mode == "skip" && !c.WithSecret:
+			v.Add("three_ds.mode", "FORBIDDEN_PARAMETER")
+		}
+		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
+		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
 	}
-	if amount <= 0 {
-		v.Add(amountField, "INVALID_AMOUNT")
+	checkText(&v, "merchant_transaction_id", p.MerchantTransactionID, maxMerchantTxnLen)
+	if len(p.Descriptor) > 4*maxDescriptorLen || utf8.RuneCountInString(p.Descriptor) > maxDescriptorLen {
+		v.Add("descriptor", "INVALID_CARD_DESCRIPTOR")
+	} else {
+		checkText(&v, "descriptor", p.Descriptor, maxDescriptorLen)
 	}
-	return cur, v.Err()
+	checkURL(&v, "redirect.endpoint", p.RedirectEndpoint)
+	checkIP(&v, "ip_address", p.IPAddress)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	return p.Metadata.check("metadata")
+}
+
+// browserChargeWindow is how long after making a token a browser may
+// charge it: the widget and the link form charge at once.
+const browserChargeWindow = 5 * time.Minute
+
+// browserMayCharge reports whether a browser (an app token without its
+// secret) may charge tok now. Only the first charge of a token a browser
+// of the same store made moments ago, as the widget does: every other
+// charge of a stored card needs the secret, as Stripe needs its secret key
+// to charge a saved card. Otherwise anyone who reads a page's public app
+// token could charge every saved card of the store.
+func browserMayCharge(tok *TransactionToken, now time.Time) bool {
+	age := now.Sub(tok.CreatedOn)
+	return tok.FromBrowser && !tok.Used && age >= 0 && age <= browserChargeWindow
 }
 
 // CreateCharge records a charge as pending and hands it to the worker, which
@@ -127,6 +156,9 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	if p.TokenID == uuid.Nil {
 		return nil, Invalid("transaction_token_id", ReasonRequired)
 	}
+	if cur, ok := LookupCurrency(p.Currency); ok && p.Amount > cur.MaxAmount {
+		return nil, Errorf(CodeChargeAmountTooHigh, "amount is above the maximum for "+cur.Code)
+	}
 	cur, err := checkAmount(p.Amount, p.Currency, "amount")
 	if err != nil {
 		return nil, err
@@ -134,20 +166,8 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	if p.Amount < cur.MinAmount {
 		return nil, Errorf(CodeChargeAmountTooLow, "amount is below the minimum for "+cur.Code)
 	}
-	if p.Amount > cur.MaxAmount {
-		return nil, Errorf(CodeChargeAmountTooHigh, "amount is above the maximum for "+cur.Code)
-	}
-	if p.ThreeDS != nil && p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode] {
-		return nil, Invalid("three_ds.mode", ReasonInvalidFormat)
-	}
-	if p.ThreeDS != nil && p.ThreeDS.Mode == "skip" && !c.WithSecret {
-		return nil, Invalid("three_ds.mode", "FORBIDDEN_PARAMETER")
-	}
-	if len(p.MerchantTransactionID) > 32 {
-		return nil, Invalid("merchant_transaction_id", ReasonInvalidLength)
-	}
-	if len(p.Descriptor) > 64 {
-		return nil, Invalid("descriptor", "INVALID_CARD_DESCRIPTOR")
+	if err := p.check(c); err != nil {
+		return nil, err
 	}
 	now := s.clock.Now()
 	ch := &Charge{
@@ -174,7 +194,10 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
 		tok, err := tx.Token(ctx, p.TokenID)
-		if err != nil || tok.MerchantID != c.MerchantID() {
+		if err != nil {
+			return err
+		}
+		if tok.MerchantID != c.MerchantID() {
 			return NotFound("transaction token")
 		}
 		switch {
@@ -188,6 +211,8 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 			return Errorf(CodeNotOneTimeToken, "subscription tokens are charged through subscriptions")
 		case tok.Type == OneTime && tok.Used:
 			return Errorf(CodeTransactionAlreadyDone, "this one-time token has already been charged")
+		case !c.WithSecret && !browserMayCharge(tok, now):
+			return Errorf(CodeInvalidPermissions, "charging a stored token requires the app token's secret")
 		}
 		if c.Token.Mode == ModeLive && !s.processor.SupportsLive() {
 			return Errorf(CodeNoGatewaysAvailable, "no live acquirer is configured")
@@ -255,7 +280,7 @@ func (s *Service) visibleCharge(ctx context.Context, tx Tx, c *Caller, storeID, 
 	if err != nil {
 		return nil, err
 	}
-	if ch.StoreID != storeID {
+	if ch.StoreID != storeID || ch.Mode != c.Token.Mode {
 		return nil, NotFound("charge")
 	}
 	return ch, nil
@@ -299,6 +324,10 @@ func (s *Service) Charges(ctx context.Context, c *Caller, storeID uuid.UUID, f C
 	if err := c.requireSecret(); err != nil {
 		return Page[*Charge]{}, err
 	}
+	var ok bool
+	if f.Mode, ok = c.ownMode(f.Mode); !ok {
+		return emptyPage[*Charge](p), nil
+	}
 	var page Page[*Charge]
 	err := s.storage.View(ctx, func(tx Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
@@ -323,7 +352,9 @@ func (s *Service) UpdateCharge(ctx context.Context, c *Caller, storeID, id uuid.
 		if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
 			return err
 		}
-		ch.Metadata = ch.Metadata.Merge(metadata)
+		if ch.Metadata, err = ch.Metadata.Merge(metadata); err != nil {
+			return err
+		}
 		ch.UpdatedOn = s.clock.Now()
 		if err := tx.UpdateCharge(ctx, ch); err != nil {
 			return err

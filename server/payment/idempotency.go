@@ -7,7 +7,6 @@ import (
 	"errors"
 	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 // Idempotency keys (reference §1.4–1.5, backend anchors §2.1–2.2).
@@ -153,16 +152,16 @@ func IdempotencyScope(c *Caller) string {
 }
 
 // ValidIdempotencyKey checks a key: present and at most
-// MaxIdempotencyKeyLength characters. Any characters are allowed (PHP sends
-// uniqid values such as "5f1a2b3c4d5e6.12345678").
+// MaxIdempotencyKeyLength characters. Any printable characters are allowed
+// (PHP sends uniqid values such as "5f1a2b3c4d5e6.12345678"), but not a card
+// number: keys are stored in the clear.
 func ValidIdempotencyKey(key string) error {
 	if key == "" {
 		return Invalid(IdempotencyKeyField, ReasonRequired)
 	}
-	if utf8.RuneCountInString(key) > MaxIdempotencyKeyLength {
-		return Invalid(IdempotencyKeyField, ReasonInvalidLength)
-	}
-	return nil
+	var v Validation
+	checkText(&v, IdempotencyKeyField, key, MaxIdempotencyKeyLength)
+	return v.Err()
 }
 
 // IdempotentRequest is a request carrying a key.

@@ -73,6 +73,10 @@ func (s *Service) Transactions(ctx context.Context, c *Caller, storeID uuid.UUID
 	if f.Mode != "" && !f.Mode.Valid() {
 		return Page[*LedgerEntry]{}, Invalid("mode", ReasonInvalidFormat)
 	}
+	var ok bool
+	if f.Mode, ok = c.ownMode(f.Mode); !ok {
+		return emptyPage[*LedgerEntry](p), nil
+	}
 	var page Page[*LedgerEntry]
 	err := s.storage.View(ctx, func(tx Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)

@@ -59,11 +59,16 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 	if _, err := checkAmount(p.Amount, p.Currency, "amount"); err != nil {
 		return nil, err
 	}
+	var v Validation
 	if p.Reason != "" && !refundReasons[p.Reason] {
-		return nil, Invalid("reason", ReasonInvalidFormat)
+		v.Add("reason", ReasonInvalidFormat)
 	}
-	if len(p.Message) > 1024 {
-		return nil, Invalid("message", ReasonInvalidLength)
+	checkNote(&v, "message", p.Message, maxMessageLen)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := p.Metadata.check("metadata"); err != nil {
+		return nil, err
 	}
 	var r *Refund
 	err := s.storage.Update(ctx, func(tx Tx) error {
@@ -81,7 +86,9 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if err != nil {
 			return err
 		}
-		if refunded+p.Amount > *ch.ChargedAmount {
+		// Both are bounded and refunded never exceeds the charged amount,
+		// so the subtraction cannot overflow where a sum could.
+		if p.Amount > *ch.ChargedAmount-refunded {
 			return Errorf(CodeRefundExceedsCharge, "refunds would exceed the charged amount")
 		}
 		now := s.clock.Now()
@@ -162,11 +169,15 @@ func (s *Service) UpdateRefund(ctx context.Context, c *Caller, storeID, chargeID
 	if err := c.requireSecret(); err != nil {
 		return nil, err
 	}
+	var v Validation
 	if u.Reason != nil && *u.Reason != "" && !refundReasons[*u.Reason] {
-		return nil, Invalid("reason", ReasonInvalidFormat)
+		v.Add("reason", ReasonInvalidFormat)
 	}
-	if u.Message != nil && len(*u.Message) > 1024 {
-		return nil, Invalid("message", ReasonInvalidLength)
+	if u.Message != nil {
+		checkNote(&v, "message", *u.Message, maxMessageLen)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
 	}
 	var r *Refund
 	err := s.storage.Update(ctx, func(tx Tx) error {
@@ -180,7 +191,9 @@ func (s *Service) UpdateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if u.Message != nil {
 			r.Message = *u.Message
 		}
-		r.Metadata = r.Metadata.Merge(u.Metadata)
+		if r.Metadata, err = r.Metadata.Merge(u.Metadata); err != nil {
+			return err
+		}
 		r.UpdatedOn = s.clock.Now()
 		return tx.UpdateRefund(ctx, r)
 	})

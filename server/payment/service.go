@@ -32,6 +32,8 @@ type Service struct {
 	auth    authCache
 	wake    chan struct{}
 	changes changeNotifier
+	// pollRecheck is how often a long poll re-reads storage on its own.
+	pollRecheck time.Duration
 }
 
 // Config is what a Service needs besides its parts.
@@ -46,12 +48,19 @@ type Config struct {
 	// reading it again; it bounds how long a token revoked through another
 	// instance keeps working. Default 2 s.
 	AuthCacheTTL time.Duration
+	// LongPollRecheck is how often a long poll re-reads the object it
+	// waits on, for changes made by another instance (changes made here
+	// wake it at once). Default 1 s.
+	LongPollRecheck time.Duration
 }
 
 // NewService returns a Service over a storage engine.
 func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Service {
 	if cfg.AuthCacheTTL <= 0 {
 		cfg.AuthCacheTTL = 2 * time.Second
+	}
+	if cfg.LongPollRecheck <= 0 {
+		cfg.LongPollRecheck = longPollRecheck
 	}
 	if cfg.Limits == (ResourceLimits{}) {
 		cfg.Limits = DefaultResourceLimits()
@@ -66,6 +75,7 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		vault:        cfg.Vault,
 		processor:    cfg.Processor,
 		wake:         make(chan struct{}, 1),
+		pollRecheck:  cfg.LongPollRecheck,
 		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}
 }
@@ -104,6 +114,16 @@ func (c *Caller) requireSecret() error {
 		return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
 	}
 	return nil
+}
+
+// ownMode narrows a list's mode filter to the caller's mode: a token sees
+// only objects of its own mode, as Stripe's test and live keys do. ok is
+// false when the filter asks for the other mode, whose answer is empty.
+func (c *Caller) ownMode(requested Mode) (mode Mode, ok bool) {
+	if requested != "" && requested != c.Token.Mode {
+		return "", false
+	}
+	return c.Token.Mode, true
 }
 
 // Authenticate checks an Authorization header value and the request's

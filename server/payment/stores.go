@@ -46,6 +46,16 @@ func singlePage[T interface{ comparable }](item T, p ListParams) Page[T] {
 	return Page[T]{Items: []T{item}, TotalHits: &one}
 }
 
+// emptyPage is the answer to a list that cannot hold anything.
+func emptyPage[T any](p ListParams) Page[T] {
+	page := Page[T]{Items: []T{}}
+	if p.Cursor == uuid.Nil {
+		zero := 0
+		page.TotalHits = &zero
+	}
+	return page
+}
+
 // Store returns one store the caller may see; anything else is NOT_FOUND.
 func (s *Service) Store(ctx context.Context, c *Caller, id uuid.UUID) (*Store, error) {
 	var st *Store

@@ -93,7 +93,10 @@ type TransactionToken struct {
 	Card         TokenCard
 	CVVAuthorize CVVAuthorize
 	ThreeDS      ThreeDSSettings
-	// Used is set once a one-time token has been charged.
+	// FromBrowser is set when a browser (an app token without its secret)
+	// made the token: only then may a browser charge it, once, at once.
+	FromBrowser bool
+	// Used is set once the token has been charged.
 	Used       bool
 	LastUsedOn *time.Time
 	CreatedOn  time.Time
@@ -194,10 +197,22 @@ func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
 			}
 		}
 	}
-	if p.ThreeDS != nil && p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
-		v.Add("three_ds.mode", ReasonInvalidFormat)
+	if p.ThreeDS != nil {
+		if p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
+			v.Add("three_ds.mode", ReasonInvalidFormat)
+		}
+		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
+		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
 	}
-	return v.Err()
+	if p.Card != nil {
+		p.Card.Billing.check(&v, "")
+		checkURL(&v, "three_ds.redirect_endpoint", p.Card.ThreeDS.RedirectEndpoint)
+	}
+	checkIP(&v, "ip_address", p.IPAddress)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	return p.Metadata.check("metadata")
 }
 
 // tokenThreeDSModes are the 3-D Secure modes a token may ask for.
@@ -240,6 +255,7 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		},
 		CVVAuthorize: p.Card.CVVAuthorize,
 		ThreeDS:      p.Card.ThreeDS,
+		FromBrowser:  !c.WithSecret,
 		CreatedOn:    now,
 		UpdatedOn:    now,
 	}
@@ -291,14 +307,19 @@ func (s *Service) visibleToken(ctx context.Context, tx Tx, c *Caller, storeID, i
 	if err != nil {
 		return nil, err
 	}
-	if tok.StoreID != storeID {
+	if tok.StoreID != storeID || tok.Mode != c.Token.Mode {
 		return nil, NotFound("transaction token")
 	}
 	return tok, nil
 }
 
-// Token returns one of a store's transaction tokens.
+// Token returns one of a store's transaction tokens. It holds the
+// shopper's e-mail, name and billing address: only a merchant's server
+// (with the secret) may read it.
 func (s *Service) Token(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*TransactionToken, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
 	var tok *TransactionToken
 	err := s.storage.View(ctx, func(tx Tx) error {
 		var err error
@@ -324,6 +345,10 @@ type TokenFilter struct {
 func (s *Service) Tokens(ctx context.Context, c *Caller, storeID uuid.UUID, f TokenFilter, p ListParams) (Page[*TransactionToken], error) {
 	if err := c.requireSecret(); err != nil {
 		return Page[*TransactionToken]{}, err
+	}
+	var ok bool
+	if f.Mode, ok = c.ownMode(f.Mode); !ok {
+		return emptyPage[*TransactionToken](p), nil
 	}
 	var page Page[*TransactionToken]
 	err := s.storage.View(ctx, func(tx Tx) error {
@@ -411,10 +436,16 @@ func (s *Service) UpdateToken(ctx context.Context, c *Caller, storeID, id uuid.U
 			return err
 		}
 		if u.Billing != nil {
+			u.Billing.check(&v, "")
 			tok.Card.Billing = *u.Billing
 		}
+		if err := v.Err(); err != nil {
+			return err
+		}
 		if u.Metadata != nil {
-			tok.Metadata = tok.Metadata.Merge(u.Metadata)
+			if tok.Metadata, err = tok.Metadata.Merge(u.Metadata); err != nil {
+				return err
+			}
 		}
 		tok.UpdatedOn = now
 		return tx.UpdateToken(ctx, tok)

@@ -33,7 +33,9 @@ const (
 type Work struct {
 	Kind WorkKind
 	ID   uuid.UUID
-	// Attempts counts the earlier attempts that failed.
+	// Attempts counts the earlier failed attempts at this kind of work on
+	// this object: a charge's capture counts its own, not its
+	// authorisation's, so it starts at the shortest retry delay.
 	Attempts int
 }
 
@@ -414,8 +416,9 @@ func (n *changeNotifier) notify(id uuid.UUID) {
 	}
 }
 
-// longPollRecheck is how often a long poll re-reads storage, for changes
-// made by another instance that this one is not told about.
+// longPollRecheck is how often, by default, a long poll re-reads storage,
+// for changes made by another instance that this one is not told about
+// (Config.LongPollRecheck).
 const longPollRecheck = time.Second
 
 // longPoll reads an object and, while waiting() says it is still being
@@ -432,7 +435,7 @@ func (s *Service) longPoll(ctx context.Context, id uuid.UUID, wait time.Duration
 			unsubscribe()
 			return err
 		}
-		recheck := time.NewTimer(longPollRecheck)
+		recheck := time.NewTimer(s.pollRecheck)
 		select {
 		case <-changed:
 		case <-recheck.C:

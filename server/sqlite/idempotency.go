@@ -29,11 +29,7 @@ func (db *DB) Reserve(ctx context.Context, rec *payment.IdempotencyRecord) (exis
 	if err != nil {
 		return nil, false, fmt.Errorf("sqlite: begin: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			_ = sqlTx.Rollback()
-		}
-	}()
+	defer func() { _ = sqlTx.Rollback() }() // also on a panic; a no-op after Commit
 	res, err := sqlTx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+idempotencyColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)
 		ON CONFLICT (scope, idem_key) DO NOTHING`,

@@ -106,7 +106,7 @@ func amountPtr(v sql.NullInt64) *int64 {
 
 const tokenColumns = `id, store_id, merchant_id, mode, payment_type, type, usage_limit, email, active, used, metadata,
 	customer_id, ip_address, cardholder, exp_month, exp_year, card_bin, last_four, brand, billing,
-	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, last_used_on, created_on, updated_on`
+	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, from_browser, last_used_on, created_on, updated_on`
 
 // customerIDKey is the metadata key that links a token to a customer UUID.
 const customerIDKey = "univapay-customer-id"
@@ -133,7 +133,7 @@ func tokenArgs(t *payment.TransactionToken) ([]any, error) {
 		t.ID.String(), t.StoreID.String(), t.MerchantID.String(), string(t.Mode), t.PaymentType, string(t.Type),
 		t.UsageLimit, t.Email, t.Active, t.Used, md, customer, t.IPAddress, t.Card.Cardholder, t.Card.ExpMonth,
 		t.Card.ExpYear, t.Card.BIN, t.Card.LastFour, t.Card.Brand, billing, t.Card.SealedNumber.KeyID,
-		t.Card.SealedNumber.Data, t.Card.SealedCVC.KeyID, t.Card.SealedCVC.Data, cvvAuth, threeDS,
+		t.Card.SealedNumber.Data, t.Card.SealedCVC.KeyID, t.Card.SealedCVC.Data, cvvAuth, threeDS, t.FromBrowser,
 		nullMicros(t.LastUsedOn), micros(t.CreatedOn), micros(t.UpdatedOn),
 	}, nil
 }
@@ -146,7 +146,7 @@ func scanToken(row scanner) (*payment.TransactionToken, error) {
 	err := row.Scan(&id, &sid, &mid, &mode, &t.PaymentType, &typ, &t.UsageLimit, &t.Email, &t.Active, &t.Used, &md,
 		&customer, &t.IPAddress, &t.Card.Cardholder, &t.Card.ExpMonth, &t.Card.ExpYear, &t.Card.BIN, &t.Card.LastFour,
 		&t.Card.Brand, &billing, &t.Card.SealedNumber.KeyID, &t.Card.SealedNumber.Data, &t.Card.SealedCVC.KeyID,
-		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &lastUsed, &created, &updated)
+		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &t.FromBrowser, &lastUsed, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,11 @@ func scanToken(row scanner) (*payment.TransactionToken, error) {
 	if err := json.Unmarshal([]byte(threeDS), &t.ThreeDS); err != nil {
 		return nil, err
 	}
-	t.ID, t.StoreID, t.MerchantID = parseID(id), parseID(sid), parseID(mid)
+	ids := idColumns{table: "tokens"}
+	t.ID, t.StoreID, t.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
+	if ids.err != nil {
+		return nil, ids.err
+	}
 	t.Mode, t.Type = payment.Mode(mode), payment.TokenType(typ)
 	t.LastUsedOn, t.CreatedOn, t.UpdatedOn = timePtr(lastUsed), fromMicros(created), fromMicros(updated)
 	return &t, nil
@@ -272,8 +276,13 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	if err := json.Unmarshal([]byte(threeDS), &ch.ThreeDS); err != nil {
 		return nil, err
 	}
-	ch.ID, ch.StoreID, ch.MerchantID, ch.TokenID = parseID(id), parseID(sid), parseID(mid), parseID(tid)
-	ch.SubscriptionID, ch.TokenType, ch.Mode = parseID(subID), payment.TokenType(ttype), payment.Mode(mode)
+	ids := idColumns{table: "charges"}
+	ch.ID, ch.StoreID, ch.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
+	ch.TokenID, ch.SubscriptionID = ids.parse("token_id", tid), ids.parse("subscription_id", subID)
+	if ids.err != nil {
+		return nil, ids.err
+	}
+	ch.TokenType, ch.Mode = payment.TokenType(ttype), payment.Mode(mode)
 	ch.ChargedAmount, ch.CaptureAt = amountPtr(charged), timePtr(captureAt)
 	ch.CaptureState, ch.Status = payment.CaptureState(captureState), payment.ChargeStatus(status)
 	ch.CreatedOn, ch.UpdatedOn = fromMicros(created), fromMicros(updated)
@@ -345,8 +354,18 @@ func (t *tx) ListCharges(ctx context.Context, f payment.ChargeFilter, p payment.
 		c.add("email = ?", f.Email)
 	}
 	if f.MetadataKey != "" {
-		// Compare as text so that `order_id: 123` finds 123 and "123".
-		c.add("CAST(json_extract(metadata, '$.' || json_quote(?)) AS TEXT) = ?", f.MetadataKey, f.MetadataValue)
+		// payment.Metadata.Matches: `order_id: 123` finds the string "123"
+		// and the number 123. A number is compared by its JSON text as
+		// written (-> keeps it; json_extract would round 12345678901234567890
+		// through a float and turn 1.50 into 1.5), a boolean as true/false
+		// (json_extract gives 1/0); arrays and nulls never match.
+		key := "'$.' || json_quote(?)"
+		c.add(`CASE json_type(metadata, `+key+`)
+			WHEN 'text' THEN json_extract(metadata, `+key+`)
+			WHEN 'integer' THEN metadata -> (`+key+`)
+			WHEN 'real' THEN metadata -> (`+key+`)
+			WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END = ?`,
+			f.MetadataKey, f.MetadataKey, f.MetadataKey, f.MetadataKey, f.MetadataValue)
 	}
 	return listPage(ctx, t.tx, chargeColumns, "charges", c.where(), c.args, p, scanCharge)
 }
@@ -394,7 +413,11 @@ func scanRefund(row scanner) (*payment.Refund, error) {
 	if r.Error, err = parseError(perr); err != nil {
 		return nil, err
 	}
-	r.ID, r.StoreID, r.MerchantID, r.ChargeID = parseID(id), parseID(sid), parseID(mid), parseID(cid)
+	ids := idColumns{table: "refunds"}
+	r.ID, r.StoreID, r.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
+	if r.ChargeID = ids.parse("charge_id", cid); ids.err != nil {
+		return nil, ids.err
+	}
 	r.Mode, r.Status = payment.Mode(mode), payment.OperationStatus(status)
 	r.CreatedOn, r.UpdatedOn = fromMicros(created), fromMicros(updated)
 	return &r, nil
@@ -470,7 +493,11 @@ func scanCancel(row scanner) (*payment.Cancel, error) {
 	if c.Error, err = parseError(perr); err != nil {
 		return nil, err
 	}
-	c.ID, c.StoreID, c.MerchantID, c.ChargeID = parseID(id), parseID(sid), parseID(mid), parseID(cid)
+	ids := idColumns{table: "cancels"}
+	c.ID, c.StoreID, c.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
+	if c.ChargeID = ids.parse("charge_id", cid); ids.err != nil {
+		return nil, ids.err
+	}
 	c.Mode, c.Status = payment.Mode(mode), payment.OperationStatus(status)
 	c.CreatedOn, c.UpdatedOn = fromMicros(created), fromMicros(updated)
 	return &c, nil
@@ -541,7 +568,11 @@ func scanLedger(row scanner) (*payment.LedgerEntry, error) {
 	if e.Metadata, err = parseMetadata(md); err != nil {
 		return nil, err
 	}
-	e.ResourceID, e.StoreID, e.MerchantID, e.ChargeID = parseID(id), parseID(sid), parseID(mid), parseID(cid)
+	ids := idColumns{table: "ledger"}
+	e.ResourceID, e.StoreID, e.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
+	if e.ChargeID = ids.parse("charge_id", cid); ids.err != nil {
+		return nil, ids.err
+	}
 	e.Mode, e.CreatedOn, e.UpdatedOn = payment.Mode(mode), fromMicros(created), fromMicros(updated)
 	return &e, nil
 }
@@ -569,8 +600,8 @@ func (t *tx) PendingWork(ctx context.Context, now time.Time, limit int) ([]payme
 	rows, err := t.tx.QueryContext(ctx, `
 		SELECT kind, id, work_attempts FROM (
 			SELECT 'authorize' AS kind, id, work_attempts FROM charges WHERE status = 'pending' AND retry_at <= ?
-			UNION ALL SELECT 'capture', id, work_attempts FROM charges
-				WHERE capture_state = 'requested' AND status = 'authorized' AND retry_at <= ?
+			UNION ALL SELECT 'capture', id, capture_attempts FROM charges
+				WHERE capture_state = 'requested' AND status = 'authorized' AND capture_retry_at <= ?
 			UNION ALL SELECT 'refund', id, work_attempts FROM refunds WHERE status = 'pending' AND retry_at <= ?
 			UNION ALL SELECT 'cancel', id, work_attempts FROM cancels WHERE status = 'pending' AND retry_at <= ?
 		) ORDER BY id LIMIT ?`, at, at, at, at, limit)
@@ -585,23 +616,40 @@ func (t *tx) PendingWork(ctx context.Context, now time.Time, limit int) ([]payme
 		if err := rows.Scan(&kind, &id, &attempts); err != nil {
 			return nil, err
 		}
-		work = append(work, payment.Work{Kind: payment.WorkKind(kind), ID: parseID(id), Attempts: attempts})
+		table := "charges" // authorize, capture
+		if kind == "refund" || kind == "cancel" {
+			table = kind + "s"
+		}
+		ids := idColumns{table: table}
+		w := payment.Work{Kind: payment.WorkKind(kind), ID: ids.parse("id", id), Attempts: attempts}
+		if ids.err != nil {
+			return nil, ids.err
+		}
+		work = append(work, w)
 	}
 	return work, rows.Err()
 }
 
-// workTables says where each kind of work keeps its retry state.
-var workTables = map[payment.WorkKind]string{
-	payment.WorkAuthorize: "charges", payment.WorkCapture: "charges",
-	payment.WorkRefund: "refunds", payment.WorkCancel: "cancels",
+// workState is where one kind of work keeps its retry state: its table and
+// the columns counting failed attempts and holding the next attempt's time.
+type workState struct{ table, attempts, retryAt string }
+
+// workTables says where each kind of work keeps its retry state. A charge's
+// authorisation and its capture are separate operations with separate
+// columns: a capture does not inherit the authorisation's back-off.
+var workTables = map[payment.WorkKind]workState{
+	payment.WorkAuthorize: {"charges", "work_attempts", "retry_at"},
+	payment.WorkCapture:   {"charges", "capture_attempts", "capture_retry_at"},
+	payment.WorkRefund:    {"refunds", "work_attempts", "retry_at"},
+	payment.WorkCancel:    {"cancels", "work_attempts", "retry_at"},
 }
 
 func (t *tx) DeferWork(ctx context.Context, w payment.Work, until time.Time) error {
-	table, ok := workTables[w.Kind]
+	ws, ok := workTables[w.Kind]
 	if !ok {
 		return fmt.Errorf("sqlite: unknown work kind %q", w.Kind)
 	}
-	_, err := t.tx.ExecContext(ctx, `UPDATE `+table+` SET work_attempts = work_attempts + 1, retry_at = ? WHERE id = ?`,
+	_, err := t.tx.ExecContext(ctx, `UPDATE `+ws.table+` SET `+ws.attempts+` = `+ws.attempts+` + 1, `+ws.retryAt+` = ? WHERE id = ?`,
 		micros(until), w.ID.String())
 	return err
 }

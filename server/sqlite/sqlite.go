@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -48,6 +49,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := restrictFiles(abs); err != nil {
+		return nil, err
+	}
 	pragmas := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		pragmas.Add("_pragma", p)
@@ -70,6 +74,26 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// restrictFiles makes the database's files readable by their owner only:
+// they hold sealed card data and secret hashes. SQLite's unix VFS creates
+// the -wal and -shm files with the permission bits of the main file
+// (whatever the umask), so creating the main file 0600 before SQLite does
+// covers all three; files that already exist, perhaps left wider by an
+// older version, are tightened.
+func restrictFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600) // an empty file is an empty database
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close closes both pools.
@@ -139,11 +163,12 @@ func run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn func(payment
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			_ = sqlTx.Rollback()
-		}
-	}()
+	// Roll back on an error and also when fn panics: a deferred call runs
+	// while a panic unwinds (and, recovering nothing, lets it go on up to
+	// the caller), so a panic never leaves the transaction open, which on
+	// the write pool's one connection would stall every later write. After
+	// a commit, Rollback is a no-op (sql.ErrTxDone).
+	defer func() { _ = sqlTx.Rollback() }()
 	if err = fn(&tx{tx: sqlTx}); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -45,11 +46,30 @@ func idString(id uuid.UUID) string {
 	return id.String()
 }
 
-func parseID(s string) uuid.UUID {
+// idColumns parses the id columns of one row of table. The empty string
+// is how an absent id is stored (idString) and reads as uuid.Nil; anything
+// else must be a UUID as idString writes it. A corrupt value is an error
+// naming the table and column (the first one is kept), never uuid.Nil
+// passing for "absent".
+type idColumns struct {
+	table string
+	err   error
+}
+
+func (c *idColumns) parse(column, s string) uuid.UUID {
 	if s == "" {
 		return uuid.Nil
 	}
-	id, _ := uuid.Parse(s)
+	id, err := uuid.Parse(s)
+	if err == nil && id.String() != s {
+		err = errors.New("not in the canonical form")
+	}
+	if err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("sqlite: corrupt id in %s.%s: %w", c.table, column, err)
+		}
+		return uuid.Nil
+	}
 	return id
 }
 
@@ -78,7 +98,11 @@ func (t *tx) Merchant(ctx context.Context, id uuid.UUID) (*payment.Merchant, err
 	if err != nil {
 		return nil, notFound(err, "merchant")
 	}
-	m.ID, m.CreatedOn = parseID(sid), fromMicros(created)
+	ids := idColumns{table: "merchants"}
+	m.ID, m.CreatedOn = ids.parse("id", sid), fromMicros(created)
+	if ids.err != nil {
+		return nil, ids.err
+	}
 	return &m, nil
 }
 
@@ -103,7 +127,11 @@ func (t *tx) UserByEmail(ctx context.Context, email string) (*payment.User, erro
 	if err != nil {
 		return nil, notFound(err, "user")
 	}
-	u.ID, u.MerchantID, u.CreatedOn = parseID(id), parseID(mid), fromMicros(created)
+	ids := idColumns{table: "users"}
+	u.ID, u.MerchantID, u.CreatedOn = ids.parse("id", id), ids.parse("merchant_id", mid), fromMicros(created)
+	if ids.err != nil {
+		return nil, ids.err
+	}
 	return &u, nil
 }
 
@@ -124,7 +152,11 @@ func scanStore(row scanner) (*payment.Store, error) {
 	if err := json.Unmarshal([]byte(settings), &s.Settings); err != nil {
 		return nil, err
 	}
-	s.ID, s.MerchantID, s.CreatedOn = parseID(id), parseID(mid), fromMicros(created)
+	ids := idColumns{table: "stores"}
+	s.ID, s.MerchantID, s.CreatedOn = ids.parse("id", id), ids.parse("merchant_id", mid), fromMicros(created)
+	if ids.err != nil {
+		return nil, ids.err
+	}
 	return &s, nil
 }
 
@@ -163,8 +195,13 @@ func scanAppToken(row scanner) (*payment.AppToken, error) {
 	if err := json.Unmarshal([]byte(domains), &a.Domains); err != nil {
 		return nil, err
 	}
-	a.ID, a.MerchantID, a.StoreID, a.CreatorID = parseID(id), parseID(mid), parseID(sid), parseID(cid)
+	ids := idColumns{table: "app_tokens"}
+	a.ID, a.MerchantID = ids.parse("id", id), ids.parse("merchant_id", mid)
+	a.StoreID, a.CreatorID = ids.parse("store_id", sid), ids.parse("creator_id", cid)
 	a.Mode, a.CreatedOn, a.RevokedOn = payment.Mode(mode), fromMicros(created), timePtr(revoked)
+	if ids.err != nil {
+		return nil, ids.err
+	}
 	return &a, nil
 }
 

@@ -1,0 +1,186 @@
+package payment
+
+import (
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds of the free-text fields. Every string Kessai stores has one, so
+// that no request can make a row (or a list of rows) arbitrarily large.
+const (
+	maxAddressLineLen = 255
+	maxCityLen        = 100
+	maxZipLen         = 16
+	maxPhoneLen       = 20
+	maxURLLen         = 2048
+	maxRedirectIDLen  = 255
+	maxIPLen          = 45 // the longest textual IPv6 address
+	maxMessageLen     = 1024
+	maxDescriptorLen  = 64
+	maxMerchantTxnLen = 32
+)
+
+// ReasonCardNumber names a free-text field that holds what looks like a
+// card number: card numbers belong in a token's card data, where they are
+// sealed, never in fields stored and shown in the clear.
+const ReasonCardNumber = "CARD_NUMBER_NOT_ALLOWED"
+
+// Reasons of the reference for malformed URLs, countries and phones.
+const (
+	ReasonInvalidURL     = "INVALID_FORMAT_URL"
+	ReasonInvalidCountry = "INVALID_FORMAT_COUNTRY"
+	ReasonInvalidPhone   = "INVALID_PHONE_NUMBER"
+)
+
+// checkText records what is wrong with a one-line free-text field, if
+// anything: more than max characters, control characters, or a card number.
+func checkText(v *Validation, field, s string, max int) {
+	checkString(v, field, s, max, unicode.IsControl)
+}
+
+// checkNote is checkText for text that may run over several lines (a
+// refund's message, a metadata note): tabs and line breaks are allowed.
+func checkNote(v *Validation, field, s string, max int) {
+	checkString(v, field, s, max, func(r rune) bool {
+		return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
+	})
+}
+
+func checkString(v *Validation, field, s string, max int, forbidden func(rune) bool) {
+	switch {
+	case len(s) > 4*max || utf8.RuneCountInString(s) > max:
+		v.Add(field, ReasonInvalidLength)
+	case strings.IndexFunc(s, forbidden) >= 0:
+		v.Add(field, ReasonInvalidFormat)
+	case ContainsCardNumber(s):
+		v.Add(field, ReasonCardNumber)
+	}
+}
+
+// checkIP records a problem with an optional IP address field (the
+// shopper's address, which acquirers use for risk checks).
+func checkIP(v *Validation, field, s string) {
+	if s == "" {
+		return
+	}
+	if len(s) > maxIPLen {
+		v.Add(field, ReasonInvalidLength)
+		return
+	}
+	if a, err := netip.ParseAddr(s); err != nil || a.Zone() != "" {
+		v.Add(field, ReasonInvalidFormat)
+	}
+}
+
+// ValidWebURL reports whether s is an absolute http(s) URL of at most 2048
+// bytes that ParseWebURL accepts. Anything else (a javascript: URL, a
+// relative path) must never reach a redirect or a page.
+func ValidWebURL(s string) bool {
+	_, ok := ParseWebURL(s, maxURLLen)
+	return ok
+}
+
+// ParseWebURL parses a URL a browser can be sent to and whose origin can be
+// written into a Content-Security-Policy (form-action) as it is:
+// http or https; a host that is a DNS name in ASCII (letters, digits,
+// hyphens; labels of 1 to 63), an IPv4 address or a bracketed IPv6 address
+// without a zone; a port, when there is one, from 1 to 65535 in plain
+// decimal; no userinfo; no control characters, spaces or backslashes
+// anywhere; at most maxLen bytes, as given and as normalised. A host such as "a;b" or "a,b"
+// would otherwise end a CSP directive or policy early.
+func ParseWebURL(raw string, maxLen int) (*url.URL, bool) {
+	if len(raw) > maxLen || !utf8.ValidString(raw) {
+		return nil, false
+	}
+	for _, r := range raw {
+		if r == '\\' || unicode.IsControl(r) || unicode.IsSpace(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Cf) {
+			return nil, false
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Opaque != "" || !validHost(u.Host) {
+		return nil, false
+	}
+	if len(u.String()) > maxLen {
+		return nil, false
+	}
+	return u, true
+}
+
+// validHost reports whether host (host[:port] as in a URL) is a DNS name,
+// an IPv4 address or a bracketed IPv6 address, with an optional port from
+// 1 to 65535.
+func validHost(host string) bool {
+	name, port := host, ""
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		name, port = host[:i], host[i+1:]
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return false
+		}
+	}
+	if strings.HasPrefix(name, "[") {
+		a, err := netip.ParseAddr(strings.TrimSuffix(name[1:], "]"))
+		return strings.HasSuffix(name, "]") && err == nil && a.Is6() && a.Zone() == ""
+	}
+	if a, err := netip.ParseAddr(name); err == nil {
+		return a.Is4()
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(name, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkURL records a problem with an optional URL field.
+func checkURL(v *Validation, field, s string) {
+	if s == "" {
+		return
+	}
+	switch {
+	case !ValidWebURL(s):
+		v.Add(field, ReasonInvalidURL)
+	case ContainsCardNumber(s):
+		v.Add(field, ReasonCardNumber)
+	}
+}
+
+// check records what is wrong with a billing address. Country is an ISO
+// 3166-1 alpha-2 code (the reference's plugins send "JP"); it is upper-cased.
+func (b *Billing) check(v *Validation, prefix string) {
+	checkText(v, prefix+"line1", b.Line1, maxAddressLineLen)
+	checkText(v, prefix+"line2", b.Line2, maxAddressLineLen)
+	checkText(v, prefix+"state", b.State, maxCityLen)
+	checkText(v, prefix+"city", b.City, maxCityLen)
+	checkText(v, prefix+"zip", b.Zip, maxZipLen)
+	if b.Country != "" {
+		c := strings.ToUpper(strings.TrimSpace(b.Country))
+		if len(c) != 2 || c[0] < 'A' || c[0] > 'Z' || c[1] < 'A' || c[1] > 'Z' {
+			v.Add(prefix+"country", ReasonInvalidCountry)
+		} else {
+			b.Country = c
+		}
+	}
+	if p := b.PhoneNumber; p != nil {
+		local := strings.TrimSpace(p.LocalNumber)
+		ok := p.CountryCode >= 1 && p.CountryCode <= 999 && local != "" && len(local) <= maxPhoneLen &&
+			strings.Trim(local, "0123456789 -()+") == "" && !ContainsCardNumber(local)
+		if !ok {
+			v.Add(prefix+"phone_number", ReasonInvalidPhone)
+		}
+	}
+}

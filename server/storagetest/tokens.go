@@ -1,0 +1,300 @@
+package storagetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// customerIDKey is the metadata key that links a token to a customer; the
+// TokenFilter's CustomerID matches its value (a string).
+const customerIDKey = "univapay-customer-id"
+
+// fullMetadata holds every kind of value metadata can hold, each in a form
+// that a careless engine would change: a string with quotes, backslashes
+// and non-ASCII text, a key with a dot (a JSON path would split it), an
+// integer no float64 holds exactly, a decimal whose text has a trailing
+// zero, a boolean and an array of mixed values. Numbers must come back as
+// the json.Number they were written as.
+func fullMetadata(i int) payment.Metadata {
+	return payment.Metadata{
+		"order_id":   fmt.Sprintf("order-%d", i),
+		"note":       `決済 "quoted" \ back-slashed`,
+		"shop.order": fmt.Sprintf("A-%d", i),
+		"big":        json.Number("12345678901234567890"),
+		"price":      json.Number("-1.50"),
+		"gift":       true,
+		"tags":       []any{"coffee", json.Number("3"), false},
+	}
+}
+
+// newToken is a transaction token of st with every field set.
+func newToken(st *payment.Store, i int) *payment.TransactionToken {
+	lastUsed := at(i + 5)
+	return &payment.TransactionToken{
+		ID: payment.NewID(), StoreID: st.ID, MerchantID: st.MerchantID, Mode: payment.ModeLive,
+		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, UsageLimit: "monthly",
+		Email: fmt.Sprintf("shopper%d@example.jp", i), Active: true, Metadata: fullMetadata(i),
+		IPAddress: "2001:db8::42",
+		Card: payment.TokenCard{
+			Cardholder: "TARO YAMADA", ExpMonth: 12, ExpYear: 2031, BIN: "424242", LastFour: "4242", Brand: "visa",
+			Billing: payment.Billing{
+				Line1: "1-2-3 Shibuya", Line2: "Kessai Building 4F", State: "Tokyo", City: "渋谷区",
+				Country: "JP", Zip: "150-0002",
+				PhoneNumber: &payment.Phone{CountryCode: 81, LocalNumber: "0312345678"},
+			},
+			SealedNumber: payment.Sealed{KeyID: "card-key-2025-01", Data: []byte("\x00sealed-number\xff\x01")},
+			SealedCVC:    payment.Sealed{KeyID: "card-key-2025-02", Data: []byte("\x00sealed-cvc\xfe")},
+		},
+		CVVAuthorize: payment.CVVAuthorize{Enabled: true, Currency: "JPY"},
+		ThreeDS: payment.ThreeDSSettings{
+			Enabled: true, Mode: "require", RedirectEndpoint: "https://shop.example/3ds/return?x=1&y=2",
+			RedirectID: "redirect-" + fmt.Sprint(i),
+		},
+		FromBrowser: true, Used: true, LastUsedOn: &lastUsed, CreatedOn: at(i), UpdatedOn: at(i + 1),
+	}
+}
+
+// tokenFixed are the token's fields an update never changes: its identity,
+// its owner and its mode. UpdateToken writes every other field.
+var tokenFixed = []string{"ID", "StoreID", "MerchantID", "Mode", "CreatedOn"}
+
+// changedToken is tok with every field but tokenFixed changed.
+func changedToken(tok *payment.TransactionToken) *payment.TransactionToken {
+	c := *tok
+	lastUsed := at(900)
+	c.PaymentType, c.Type, c.UsageLimit = "apple_pay", payment.Subscription, "weekly"
+	c.Email, c.Active, c.IPAddress = "changed@example.com", false, "203.0.113.7"
+	c.Metadata = payment.Metadata{"order_id": "changed", "n": json.Number("98765432109876543210"), "gift": false}
+	c.Card = payment.TokenCard{
+		Cardholder: "HANAKO SATO", ExpMonth: 3, ExpYear: 2032, BIN: "555555", LastFour: "4444", Brand: "mastercard",
+		Billing: payment.Billing{
+			Line1: "5-6-7 Umeda", Line2: "Room 8", State: "Osaka", City: "大阪市", Country: "US", Zip: "530-0001",
+			PhoneNumber: &payment.Phone{CountryCode: 1, LocalNumber: "2025550123"},
+		},
+		SealedNumber: payment.Sealed{KeyID: "card-key-2026-01", Data: []byte("resealed-number")},
+		SealedCVC:    payment.Sealed{KeyID: "card-key-2026-02", Data: []byte("resealed-cvc")},
+	}
+	c.CVVAuthorize = payment.CVVAuthorize{Enabled: false, Currency: "USD"}
+	c.ThreeDS = payment.ThreeDSSettings{Enabled: false, Mode: "if_available", RedirectEndpoint: "https://other.example/", RedirectID: "other"}
+	c.FromBrowser, c.Used, c.LastUsedOn, c.UpdatedOn = false, false, &lastUsed, at(901)
+	return &c
+}
+
+func createTokens(t *testing.T, s payment.Storage, toks ...*payment.TransactionToken) {
+	t.Helper()
+	update(t, s, func(ctx context.Context, tx payment.Tx) error {
+		for _, tok := range toks {
+			if err := tx.CreateToken(ctx, tok); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func readToken(t *testing.T, s payment.Storage, id uuid.UUID) *payment.TransactionToken {
+	t.Helper()
+	var tok *payment.TransactionToken
+	view(t, s, func(ctx context.Context, tx payment.Tx) error {
+		var err error
+		tok, err = tx.Token(ctx, id)
+		return err
+	})
+	return tok
+}
+
+func tokenID(tok *payment.TransactionToken) uuid.UUID { return tok.ID }
+
+func testTokens(t *testing.T, s payment.Storage) {
+	w := newTenants(t, s)
+	tok, other := newToken(w.st, 1), newToken(w.st, 2)
+	requireNoZeroFields(t, tok)
+	createTokens(t, s, tok, other)
+	checkSame(t, readToken(t, s, tok.ID), tok)
+
+	t.Run("Update", func(t *testing.T) {
+		changed := changedToken(tok)
+		requireAllChanged(t, tok, changed, tokenFixed...)
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, changed) })
+		checkSame(t, readToken(t, s, tok.ID), changed)
+		checkSame(t, readToken(t, s, other.ID), other)
+	})
+	t.Run("UpdateClears", func(t *testing.T) {
+		// What an update takes away is gone: a nil pointer stays nil, a
+		// token without a CVC has none.
+		cleared := changedToken(tok)
+		cleared.LastUsedOn, cleared.Card.Billing = nil, payment.Billing{}
+		cleared.Card.SealedCVC = payment.Sealed{}
+		cleared.Metadata = payment.Metadata{}
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, cleared) })
+		got := readToken(t, s, tok.ID)
+		checkSame(t, got, cleared)
+		if got.Card.SealedCVC.Data != nil {
+			t.Errorf("SealedCVC.Data = %q, want nil", got.Card.SealedCVC.Data)
+		}
+	})
+	t.Run("EraseTokenCVC", func(t *testing.T) {
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.EraseTokenCVC(ctx, other.ID) })
+		got := readToken(t, s, other.ID)
+		// The worker tells an erased CVC by SealedCVC.Data == nil (an
+		// empty slice would read as a CVC to open). The key id of nothing
+		// means nothing: the suite does not look at it.
+		if got.Card.SealedCVC.Data != nil {
+			t.Errorf("after EraseTokenCVC, SealedCVC.Data = %q, want nil", got.Card.SealedCVC.Data)
+		}
+		want := *other
+		want.Card.SealedCVC = payment.Sealed{KeyID: got.Card.SealedCVC.KeyID}
+		checkSame(t, got, &want)
+		// Erasing again, or the CVC of a token without one, is harmless.
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.EraseTokenCVC(ctx, other.ID) })
+		checkSame(t, readToken(t, s, other.ID), &want)
+	})
+}
+
+func testListTokens(t *testing.T, s payment.Storage) {
+	w := newTenants(t, s)
+	const custA, custB = "0194b1f2-aaaa-7000-8000-000000000001", "0194b1f2-bbbb-7000-8000-000000000002"
+	types := []payment.TokenType{payment.OneTime, payment.Subscription, payment.Recurring}
+	// Tokens of the three stores are interleaved, and the other tenants'
+	// share emails and customers with the first store's: a list that
+	// forgets its scope shows them.
+	var all, inStore []*payment.TransactionToken
+	for i := range 30 {
+		tok := newToken(w.st, i)
+		if i%2 == 0 {
+			tok.Mode = payment.ModeTest
+		}
+		tok.Type = types[i%3]
+		tok.Email = fmt.Sprintf("shopper%d@example.jp", i%4)
+		switch i % 5 {
+		case 0:
+			tok.Metadata[customerIDKey] = custA
+		case 1:
+			tok.Metadata[customerIDKey] = custB
+		}
+		all, inStore = append(all, tok), append(inStore, tok)
+		if i%4 == 1 {
+			again := newToken(w.st2, i)
+			again.Mode, again.Type, again.Email, again.Metadata = tok.Mode, tok.Type, tok.Email, tok.Metadata
+			all = append(all, again)
+		}
+		if i%6 == 0 {
+			foreign := newToken(w.otherSt, i)
+			foreign.Mode, foreign.Type, foreign.Email, foreign.Metadata = tok.Mode, tok.Type, tok.Email, tok.Metadata
+			all = append(all, foreign)
+		}
+	}
+	createTokens(t, s, all...)
+
+	list := func(t *testing.T, f payment.TokenFilter, p payment.ListParams) payment.Page[*payment.TransactionToken] {
+		t.Helper()
+		var page payment.Page[*payment.TransactionToken]
+		view(t, s, func(ctx context.Context, tx payment.Tx) error {
+			var err error
+			page, err = tx.ListTokens(ctx, f, p)
+			return err
+		})
+		return page
+	}
+	inScope := func(merchantID, storeID uuid.UUID) func(*payment.TransactionToken) bool {
+		return func(tok *payment.TransactionToken) bool {
+			return tok.MerchantID == merchantID && (storeID == uuid.Nil || tok.StoreID == storeID)
+		}
+	}
+	customer := func(tok *payment.TransactionToken) string { s, _ := tok.Metadata[customerIDKey].(string); return s }
+	store := payment.TokenFilter{MerchantID: w.m.ID, StoreID: w.st.ID}
+	with := func(change func(f *payment.TokenFilter)) payment.TokenFilter {
+		f := store
+		change(&f)
+		return f
+	}
+	and := func(rules ...func(*payment.TransactionToken) bool) func(*payment.TransactionToken) bool {
+		return func(tok *payment.TransactionToken) bool {
+			for _, r := range rules {
+				if !r(tok) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	inStoreRule := inScope(w.m.ID, w.st.ID)
+	type tc = filterCase[payment.TokenFilter, *payment.TransactionToken]
+	cases := []tc{
+		{name: "Store", filter: store, match: inStoreRule},
+		{name: "Merchant", filter: payment.TokenFilter{MerchantID: w.m.ID}, match: inScope(w.m.ID, uuid.Nil)},
+		{name: "SecondStore", filter: payment.TokenFilter{MerchantID: w.m.ID, StoreID: w.st2.ID}, match: inScope(w.m.ID, w.st2.ID)},
+		{name: "OtherMerchant", filter: payment.TokenFilter{MerchantID: w.other.ID}, match: inScope(w.other.ID, uuid.Nil)},
+		{name: "StoreOfAnotherMerchant", filter: payment.TokenFilter{MerchantID: w.m.ID, StoreID: w.otherSt.ID},
+			match: func(*payment.TransactionToken) bool { return false }, none: true},
+		{name: "ModeTest", filter: with(func(f *payment.TokenFilter) { f.Mode = payment.ModeTest }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Mode == payment.ModeTest })},
+		{name: "ModeLive", filter: with(func(f *payment.TokenFilter) { f.Mode = payment.ModeLive }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Mode == payment.ModeLive })},
+		{name: "CustomerID", filter: with(func(f *payment.TokenFilter) { f.CustomerID = custA }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return customer(tok) == custA })},
+		{name: "CustomerIDUnknown", filter: with(func(f *payment.TokenFilter) { f.CustomerID = "0194b1f2-cccc-7000-8000-000000000003" }),
+			match: func(*payment.TransactionToken) bool { return false }, none: true},
+		{name: "Email", filter: with(func(f *payment.TokenFilter) { f.Email = "shopper3@example.jp" }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Email == "shopper3@example.jp" })},
+		{name: "Combined", filter: with(func(f *payment.TokenFilter) {
+			f.Mode, f.Type, f.CustomerID = payment.ModeTest, payment.OneTime, custA
+		}), match: and(inStoreRule, func(tok *payment.TransactionToken) bool {
+			return tok.Mode == payment.ModeTest && tok.Type == payment.OneTime && customer(tok) == custA
+		})},
+		{name: "CombinedMerchantWide", filter: payment.TokenFilter{MerchantID: w.m.ID, Mode: payment.ModeLive, Email: "shopper1@example.jp"},
+			match: and(inScope(w.m.ID, uuid.Nil), func(tok *payment.TransactionToken) bool {
+				return tok.Mode == payment.ModeLive && tok.Email == "shopper1@example.jp"
+			})},
+		{name: "CombinedNothing", filter: with(func(f *payment.TokenFilter) { f.Mode, f.Email = payment.ModeTest, "shopper1@example.jp" }),
+			match: func(*payment.TransactionToken) bool { return false }, none: true},
+	}
+	for _, typ := range types {
+		cases = append(cases, tc{name: "Type" + string(typ), filter: with(func(f *payment.TokenFilter) { f.Type = typ }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Type == typ })})
+	}
+	checkFilters(t, all, tokenID, list, cases)
+
+	t.Run("Paging", func(t *testing.T) {
+		var asc []uuid.UUID
+		for _, tok := range inStore {
+			asc = append(asc, tok.ID)
+		}
+		checkPaging(t, asc, func(t *testing.T, p payment.ListParams) payment.Page[*payment.TransactionToken] {
+			return list(t, store, p)
+		}, tokenID)
+	})
+	t.Run("ItemsComplete", func(t *testing.T) {
+		page := list(t, store, payment.ListParams{Limit: payment.MaxLimit, Direction: payment.Asc})
+		if len(page.Items) != len(inStore) {
+			t.Fatalf("got %d tokens, want %d", len(page.Items), len(inStore))
+		}
+		for i, got := range page.Items {
+			checkSame(t, got, inStore[i])
+		}
+	})
+	t.Run("CustomerFollowsUpdate", func(t *testing.T) {
+		// The customer id is part of the metadata: an update that changes
+		// it moves the token between customers.
+		moved := *inStore[2]
+		moved.Metadata = payment.Metadata{customerIDKey: custA, "order_id": "moved"}
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, &moved) })
+		dropped := *inStore[0] // was custA
+		dropped.Metadata = payment.Metadata{"order_id": "dropped"}
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, &dropped) })
+		var want []uuid.UUID
+		for _, tok := range inStore {
+			if tok.ID == moved.ID || tok.ID != dropped.ID && customer(tok) == custA {
+				want = append(want, tok.ID)
+			}
+		}
+		checkPage(t, pageCheck{want: reversed(want), total: intp(len(want))},
+			list(t, with(func(f *payment.TokenFilter) { f.CustomerID = custA }), payment.ListParams{Limit: payment.MaxLimit}), tokenID)
+	})
+}
