@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -72,8 +73,9 @@ func loadConfig(args []string) (config, error) {
 	key := fs.String("signing-key", env("KESSAI_SIGNING_KEY", ""), "hex or base64 key of at least 32 bytes (KESSAI_SIGNING_KEY)")
 	cardKey := fs.String("card-key", env("KESSAI_CARD_KEY", ""), "hex or base64 AES-256 key sealing card data (KESSAI_CARD_KEY)")
 	retired := fs.String("retired-card-keys", env("KESSAI_RETIRED_CARD_KEYS", ""), "comma-separated keys of earlier card-key rotations (KESSAI_RETIRED_CARD_KEYS)")
-	fs.DurationVar(&c.PollWait, "poll-wait", envDuration("KESSAI_POLL_WAIT", 3*time.Second), "longest hold of a ?polling=true request (KESSAI_POLL_WAIT)")
-	fs.DurationVar(&c.SandboxLatency, "sandbox-latency", envDuration("KESSAI_SANDBOX_LATENCY", 0), "simulated latency of each sandbox acquirer call (KESSAI_SANDBOX_LATENCY)")
+	num := &numbers{fs: fs}
+	num.durationVar(&c.PollWait, "poll-wait", "KESSAI_POLL_WAIT", 3*time.Second, "longest hold of a ?polling=true request")
+	num.durationVar(&c.SandboxLatency, "sandbox-latency", "KESSAI_SANDBOX_LATENCY", 0, "simulated latency of each sandbox acquirer call")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
 	c.Rates = limit.DefaultRules()
 	c.Resources = payment.DefaultResourceLimits()
@@ -82,28 +84,32 @@ func loadConfig(args []string) (config, error) {
 		rule *limit.Rule
 	}{{"charge", &c.Rates.Charge}, {"route", &c.Rates.Route}, {"exact", &c.Rates.Exact}} {
 		upper := strings.ToUpper(r.name)
-		fs.IntVar(&r.rule.Burst, "rate-"+r.name+"-burst", envInt("KESSAI_RATE_"+upper+"_BURST", r.rule.Burst),
-			r.name+" bucket burst (KESSAI_RATE_"+upper+"_BURST)")
-		fs.IntVar(&r.rule.BurstRefillPerMinute, "rate-"+r.name+"-refill-per-minute",
-			envInt("KESSAI_RATE_"+upper+"_REFILL_PER_MINUTE", r.rule.BurstRefillPerMinute),
-			r.name+" burst refill per minute (KESSAI_RATE_"+upper+"_REFILL_PER_MINUTE)")
-		fs.IntVar(&r.rule.PerMinute, "rate-"+r.name+"-per-minute", envInt("KESSAI_RATE_"+upper+"_PER_MINUTE", r.rule.PerMinute),
-			r.name+" per-minute limit (KESSAI_RATE_"+upper+"_PER_MINUTE)")
+		num.intVar(&r.rule.Burst, "rate-"+r.name+"-burst", "KESSAI_RATE_"+upper+"_BURST", r.rule.Burst, limit.MaxRuleValue,
+			r.name+" bucket burst")
+		num.intVar(&r.rule.BurstRefillPerMinute, "rate-"+r.name+"-refill-per-minute", "KESSAI_RATE_"+upper+"_REFILL_PER_MINUTE",
+			r.rule.BurstRefillPerMinute, limit.MaxRuleValue, r.name+" burst refill per minute")
+		num.intVar(&r.rule.PerMinute, "rate-"+r.name+"-per-minute", "KESSAI_RATE_"+upper+"_PER_MINUTE", r.rule.PerMinute,
+			limit.MaxRuleValue, r.name+" per-minute limit")
 	}
-	fs.IntVar(&c.RateMaxKeys, "rate-max-keys", envInt("KESSAI_RATE_MAX_KEYS", limit.DefaultMaxKeys), "most rate-limit buckets held in memory (KESSAI_RATE_MAX_KEYS)")
+	num.intVar(&c.RateMaxKeys, "rate-max-keys", "KESSAI_RATE_MAX_KEYS", limit.DefaultMaxKeys, math.MaxInt, "most rate-limit buckets held in memory")
 	proxies := fs.String("trusted-proxies", env("KESSAI_TRUSTED_PROXIES", ""), "comma-separated CIDRs whose X-Forwarded-For is believed (KESSAI_TRUSTED_PROXIES)")
-	fs.IntVar(&c.Resources.AppTokens, "limit-app-tokens", envInt("KESSAI_LIMIT_APP_TOKENS", c.Resources.AppTokens), "active app tokens per store and per merchant (KESSAI_LIMIT_APP_TOKENS)")
-	fs.IntVar(&c.Resources.TestChargesPerDay, "limit-test-charges-per-day", envInt("KESSAI_LIMIT_TEST_CHARGES_PER_DAY", c.Resources.TestChargesPerDay), "test-mode charges per store per UTC day (KESSAI_LIMIT_TEST_CHARGES_PER_DAY)")
-	fs.DurationVar(&c.Resources.DuplicateWindow, "duplicate-window", envDuration("KESSAI_DUPLICATE_WINDOW", c.Resources.DuplicateWindow), "duplicate-charge window (KESSAI_DUPLICATE_WINDOW)")
-	fs.IntVar(&c.PageRatePerMinute, "page-rate-per-minute", envInt("KESSAI_PAGE_RATE_PER_MINUTE", 600), "hosted-page requests per client IP per minute (KESSAI_PAGE_RATE_PER_MINUTE)")
+	num.intVar(&c.Resources.AppTokens, "limit-app-tokens", "KESSAI_LIMIT_APP_TOKENS", c.Resources.AppTokens, math.MaxInt, "active app tokens per store and per merchant")
+	num.intVar(&c.Resources.TestChargesPerDay, "limit-test-charges-per-day", "KESSAI_LIMIT_TEST_CHARGES_PER_DAY", c.Resources.TestChargesPerDay, math.MaxInt, "test-mode charges per store per UTC day")
+	num.durationVar(&c.Resources.DuplicateWindow, "duplicate-window", "KESSAI_DUPLICATE_WINDOW", c.Resources.DuplicateWindow, "duplicate-charge window, 0 turns the rule off")
+	num.intVar(&c.PageRatePerMinute, "page-rate-per-minute", "KESSAI_PAGE_RATE_PER_MINUTE", 600, math.MaxInt, "hosted-page requests per client IP per minute")
+	// A malformed variable is refused even when a flag overrides it: it is
+	// a mistake in the deployment either way.
+	if err := num.envErr(); err != nil {
+		return c, err
+	}
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := num.check(); err != nil {
 		return c, err
 	}
 	if err := c.Rates.Validate(); err != nil {
 		return c, err
-	}
-	if c.Resources.AppTokens < 1 || c.Resources.TestChargesPerDay < 1 || c.PageRatePerMinute < 1 || c.RateMaxKeys < 1 {
-		return c, errors.New("resource limits, page rate and rate-limit key cap must be at least 1")
 	}
 	for _, p := range strings.Split(*proxies, ",") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -170,21 +176,103 @@ func loadConfig(args []string) (config, error) {
 	return c, nil
 }
 
-// envDuration reads a duration variable, falling back on a bad value
-// rather than refusing to start over a tuning knob.
-func envDuration(name string, fallback time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil && d >= 0 {
-		return d
-	}
-	return fallback
+// numbers reads the numeric and duration settings. A variable that is set
+// must parse (an empty one means the default), and every final value,
+// from a variable or a flag, must be in range: a malformed tuning knob
+// stops the gateway with one line naming it, rather than letting it run
+// on a default nobody chose.
+type numbers struct {
+	fs     *flag.FlagSet
+	errs   []error
+	checks []func(source func(flagName, envName string) string) error
 }
 
-// envInt reads an integer variable, falling back on an unset or bad value.
-func envInt(name string, fallback int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return n
+// lookup is the variable's value with surrounding blanks trimmed; "" when
+// unset or empty.
+func (n *numbers) lookup(envName string) string {
+	return strings.TrimSpace(os.Getenv(envName))
+}
+
+// intVar is a whole-number setting from 1 to max.
+func (n *numbers) intVar(p *int, flagName, envName string, fallback, max int, usage string) {
+	v := fallback
+	if s := n.lookup(envName); s != "" {
+		i, err := strconv.Atoi(s)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			n.errs = append(n.errs, fmt.Errorf("%s=%q: too large (at most %d)", envName, s, max))
+		case err != nil:
+			n.errs = append(n.errs, fmt.Errorf("%s=%q: not a whole number", envName, s))
+		default:
+			v = i
+		}
 	}
-	return fallback
+	n.fs.IntVar(p, flagName, v, usage+" ("+envName+")")
+	n.checks = append(n.checks, func(source func(string, string) string) error {
+		switch {
+		case *p < 1:
+			return fmt.Errorf("%s=%d: must be at least 1", source(flagName, envName), *p)
+		case *p > max:
+			return fmt.Errorf("%s=%d: too large (at most %d)", source(flagName, envName), *p, max)
+		}
+		return nil
+	})
+}
+
+// durationVar is a duration setting (Go syntax with a unit: 3s, 500ms,
+// 1m) that may be zero but not negative.
+func (n *numbers) durationVar(p *time.Duration, flagName, envName string, fallback time.Duration, usage string) {
+	v := fallback
+	if s := n.lookup(envName); s != "" {
+		d, err := time.ParseDuration(s)
+		switch {
+		case err == nil:
+			v = d
+		case isNumber(s):
+			n.errs = append(n.errs, fmt.Errorf("%s=%q: a duration needs a unit, such as %ss or %sms", envName, s, s, s))
+		default:
+			n.errs = append(n.errs, fmt.Errorf("%s=%q: not a duration (write it like 3s, 500ms or 1m)", envName, s))
+		}
+	}
+	n.fs.DurationVar(p, flagName, v, usage+" ("+envName+")")
+	n.checks = append(n.checks, func(source func(string, string) string) error {
+		if *p < 0 {
+			return fmt.Errorf("%s=%s: must not be negative", source(flagName, envName), *p)
+		}
+		return nil
+	})
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// envErr is the first variable that did not parse.
+func (n *numbers) envErr() error {
+	if len(n.errs) > 0 {
+		return n.errs[0]
+	}
+	return nil
+}
+
+// check holds every final value to its range, naming the flag when one
+// was given and the variable otherwise.
+func (n *numbers) check() error {
+	set := map[string]bool{}
+	n.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	source := func(flagName, envName string) string {
+		if set[flagName] {
+			return "--" + flagName
+		}
+		return envName
+	}
+	for _, c := range n.checks {
+		if err := c(source); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decodeKey accepts a key as hex or base64 (standard or URL-safe).

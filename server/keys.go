@@ -48,6 +48,11 @@ func keyInDataDir(path string) ([]byte, error) {
 		if err != nil || len(k) < 32 {
 			return nil, fmt.Errorf("%s is not a hex key of at least 32 bytes", path)
 		}
+		// A key file left readable by others (an older version, a copy)
+		// is made the owner's only.
+		if err := os.Chmod(path, 0o600); err != nil {
+			return nil, err
+		}
 		return k, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err

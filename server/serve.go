@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -69,11 +70,21 @@ func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
 }
 
 func newLogger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return newLoggerTo(os.Stderr, level)
+}
+
+func newLoggerTo(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 func serve(ctx context.Context, cfg config) error {
-	log := newLogger(cfg.LogLevel)
+	return serveTo(ctx, cfg, os.Stdout, os.Stderr)
+}
+
+// serveTo runs the gateway until ctx ends, printing the banner to out and
+// logging to logOut.
+func serveTo(ctx context.Context, cfg config, out, logOut io.Writer) error {
+	log := newLoggerTo(logOut, cfg.LogLevel)
 	g, err := open(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -162,7 +173,7 @@ func serve(ctx context.Context, cfg config) error {
 			}
 		}()
 	}
-	printBanner(cfg, creds)
+	printBanner(out, cfg, creds)
 	log.Info("kessai started", "addr", cfg.Addr, "demo_addr", cfg.DemoAddr, "data_dir", cfg.DataDir)
 
 	select {
@@ -304,18 +315,27 @@ func writeCredentials(path string, c *credentials) error {
 		return err
 	}
 	tmp := path + ".tmp"
+	// WriteFile keeps the mode of a file that is already there (a
+	// leftover): remove it first, so the file is created 0600.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
 }
 
-func printBanner(cfg config, c *credentials) {
+func printBanner(w io.Writer, cfg config, c *credentials) {
 	start := "Open the demo storefront: " + c.DemoURL
 	if c.DemoURL == "" {
 		start = "The demo storefront is off (KESSAI_DEMO_ADDR is empty)."
 	}
-	fmt.Printf(`
+	// The secret and the console password are never printed or logged:
+	// terminals are shared and logs are shipped. They are in the file,
+	// which only its owner can read.
+	file := filepath.Join(cfg.DataDir, credentialsFile)
+	fmt.Fprintf(w, `
 Kessai is running.
 
   %s
@@ -324,17 +344,24 @@ Kessai is running.
   Widget loader         %s/static/checkout.js
   Data                  %s
 
-Demo credentials (also in %s):
+Demo credentials (the secret and the password are only in %s):
   merchant_id       %s
   store_id          %s
-  console login     %s / %s
+  console login     %s
   app token (jwt)   %s
-  secret            %s
 
 Try the API:
-  curl -H "Authorization: Bearer %s.%s" %s/me
+  AUTH="Authorization: Bearer $(jq -r '.secret + "." + .jwt' %s)"
+  curl -H "$AUTH" %s/me
 
-`, start, cfg.PublicURL, cfg.PublicURL, cfg.DataDir, filepath.Join(cfg.DataDir, credentialsFile),
-		c.MerchantID, c.StoreID, c.ConsoleEmail, c.ConsolePassword, c.JWT, c.Secret,
-		c.Secret, c.JWT, cfg.PublicURL)
+`, start, cfg.PublicURL, cfg.PublicURL, cfg.DataDir, file,
+		c.MerchantID, c.StoreID, c.ConsoleEmail, shorten(c.JWT, 20), file, cfg.PublicURL)
+}
+
+// shorten keeps the first n characters of s and marks the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// numericVars are every numeric and duration variable of the configuration,
+// with whether it is a duration.
+var numericVars = []struct {
+	name     string
+	duration bool
+}{
+	{"KESSAI_POLL_WAIT", true},
+	{"KESSAI_SANDBOX_LATENCY", true},
+	{"KESSAI_DUPLICATE_WINDOW", true},
+	{"KESSAI_RATE_CHARGE_BURST", false},
+	{"KESSAI_RATE_CHARGE_REFILL_PER_MINUTE", false},
+	{"KESSAI_RATE_CHARGE_PER_MINUTE", false},
+	{"KESSAI_RATE_ROUTE_BURST", false},
+	{"KESSAI_RATE_ROUTE_REFILL_PER_MINUTE", false},
+	{"KESSAI_RATE_ROUTE_PER_MINUTE", false},
+	{"KESSAI_RATE_EXACT_BURST", false},
+	{"KESSAI_RATE_EXACT_REFILL_PER_MINUTE", false},
+	{"KESSAI_RATE_EXACT_PER_MINUTE", false},
+	{"KESSAI_RATE_MAX_KEYS", false},
+	{"KESSAI_LIMIT_APP_TOKENS", false},
+	{"KESSAI_LIMIT_TEST_CHARGES_PER_DAY", false},
+	{"KESSAI_PAGE_RATE_PER_MINUTE", false},
+}
+
+// clearConfigEnv unsets every KESSAI_ variable for the test, so that the
+// machine's environment does not leak in.
+func clearConfigEnv(t *testing.T) {
+	t.Helper()
+	for _, v := range numericVars {
+		t.Setenv(v.name, "")
+	}
+	for _, name := range []string{"KESSAI_DATABASE_URL", "KESSAI_REDIS_URL", "KESSAI_TRUSTED_PROXIES",
+		"KESSAI_SIGNING_KEY", "KESSAI_CARD_KEY", "KESSAI_RETIRED_CARD_KEYS", "KESSAI_PUBLIC_URL"} {
+		t.Setenv(name, "")
+	}
+	t.Setenv("KESSAI_ADDR", "127.0.0.1:8080")
+	t.Setenv("KESSAI_DEMO_ADDR", "127.0.0.1:8081")
+	t.Setenv("KESSAI_LOG_LEVEL", "info")
+}
+
+// TestConfigRefusesMalformedNumbers: a numeric or duration variable that is
+// malformed or out of range stops the gateway with an error naming the
+// variable and the value, instead of silently using the default.
+func TestConfigRefusesMalformedNumbers(t *testing.T) {
+	badDurations := []struct{ value, problem string }{
+		{"30", "unit"},       // a bare number: 30 what?
+		{"abc", "duration"},  // not a duration at all
+		{"-1s", "negative"},  // a negative wait
+		{"1x", "duration"},   // an unknown unit
+		{"3 s", "duration"},  // a space inside
+		{"1e3s", "duration"}, // not Go's syntax
+	}
+	badInts := []struct{ value, problem string }{
+		{"abc", "whole number"},
+		{"1.5", "whole number"},
+		{"-5", "at least 1"},
+		{"0", "at least 1"},
+		{"10k", "whole number"},
+		{"99999999999999999999", "too large"},
+	}
+	for _, v := range numericVars {
+		cases := badInts
+		if v.duration {
+			cases = badDurations
+		}
+		for _, tc := range cases {
+			t.Run(v.name+"="+tc.value, func(t *testing.T) {
+				clearConfigEnv(t)
+				t.Setenv(v.name, tc.value)
+				_, err := loadConfig(nil)
+				if err == nil {
+					t.Fatalf("%s=%q accepted", v.name, tc.value)
+				}
+				msg := err.Error()
+				if strings.Contains(msg, "\n") {
+					t.Errorf("error is not one line: %q", msg)
+				}
+				for _, want := range []string{v.name, tc.value, tc.problem} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("error %q does not mention %q", msg, want)
+					}
+				}
+			})
+		}
+	}
+
+	// Rate rules have an upper bound too.
+	t.Run("rate above its maximum", func(t *testing.T) {
+		clearConfigEnv(t)
+		t.Setenv("KESSAI_RATE_ROUTE_BURST", "100000001")
+		if _, err := loadConfig(nil); err == nil || !strings.Contains(err.Error(), "KESSAI_RATE_ROUTE_BURST") {
+			t.Errorf("an out-of-range burst: %v, want an error naming KESSAI_RATE_ROUTE_BURST", err)
+		}
+	})
+
+	// Flags that mirror the variables are held to the same rules.
+	for _, args := range [][]string{{"--poll-wait=-1s"}, {"--duplicate-window=-30s"}, {"--limit-app-tokens=-1"}, {"--rate-charge-burst=0"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			clearConfigEnv(t)
+			if _, err := loadConfig(args); err == nil {
+				t.Errorf("%v accepted", args)
+			}
+		})
+	}
+}
+
+// TestConfigNumbers: good values are taken, an empty or unset variable
+// means the default.
+func TestConfigNumbers(t *testing.T) {
+	clearConfigEnv(t)
+	c, err := loadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PollWait != 3*time.Second || c.Resources.DuplicateWindow != 30*time.Second || c.Rates.Charge.Burst != 100 ||
+		c.PageRatePerMinute != 600 || c.SandboxLatency != 0 {
+		t.Errorf("defaults: %+v", c)
+	}
+	for name, value := range map[string]string{
+		"KESSAI_POLL_WAIT": "1500ms", "KESSAI_SANDBOX_LATENCY": "0", "KESSAI_DUPLICATE_WINDOW": "0s",
+		"KESSAI_RATE_CHARGE_BURST": "7", "KESSAI_LIMIT_APP_TOKENS": " 3 ", "KESSAI_PAGE_RATE_PER_MINUTE": "1",
+	} {
+		t.Setenv(name, value)
+	}
+	if c, err = loadConfig(nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.PollWait != 1500*time.Millisecond || c.SandboxLatency != 0 || c.Resources.DuplicateWindow != 0 ||
+		c.Rates.Charge.Burst != 7 || c.Resources.AppTokens != 3 || c.PageRatePerMinute != 1 {
+		t.Errorf("set values: %+v", c)
+	}
+}
