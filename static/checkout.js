@@ -93,7 +93,7 @@
     add("metadata", o.metadata && JSON.stringify(o.metadata)); add("locale", o.locale); add("inline", o.inline ? "true" : "");
     var f = mk("iframe", {
       display: "block", width: "100%", height: h + "px", border: "0", margin: "0", padding: "0",
-      background: "transparent", colorScheme: "normal", overflow: "hidden"
+      background: "transparent", colorScheme: "normal", overflow: "hidden", transition: "height .15s"
     });
     f.title = o.t[2];
     f.setAttribute("allow", "payment");
@@ -107,8 +107,14 @@
         self.fail({ code: "FRAME_LOAD_FAILED", message: o.t[3], fatal: true });
       }
     }
-    // A frame the gateway refused (frame-ancestors) fires load but never says ready.
-    f.addEventListener("load", function () { clearTimeout(self.timer); self.timer = setTimeout(check, 2500); });
+    // A refused frame (frame-ancestors) loads an error page, never ready.
+    f.addEventListener("load", function () {
+      if (self.ready || self.f !== f) { return; }
+      clearTimeout(self.timer);
+      self.timer = setTimeout(function () {
+        if (!self.ready) { f.style.visibility = "hidden"; self.timer = setTimeout(check, 1400); }
+      }, 100);
+    });
     clearTimeout(this.timer);
     this.timer = setTimeout(check, 30000);
     return f;
@@ -119,17 +125,17 @@
     if (this.o.inline) { return this.mount(); }
     if (this.box) { return; }
     var self = this, body = d.body, de = d.documentElement;
-    var still = w.matchMedia && w.matchMedia("(prefers-reduced-motion: reduce)").matches;
+    function mq(q) { return w.matchMedia(q).matches; }
+    var still = mq("(prefers-reduced-motion: reduce)"), narrow = mq("(max-width: 440px)");
     this.opener = d.activeElement;
     var ov = mk("div", {
       position: "fixed", top: "0", right: "0", bottom: "0", left: "0", zIndex: "2147483646", display: "flex",
-      alignItems: "flex-start", overflowY: "auto", padding: "max(16px, 4vh) 12px", boxSizing: "border-box",
+      alignItems: "flex-start", overflowY: "auto", padding: narrow ? "0" : "max(16px, 4vh) 12px", boxSizing: "border-box",
       background: "rgba(16, 22, 34, .56)", opacity: "0", transition: still ? "" : "opacity .18s"
     });
     var box = mk("div", {
-      position: "relative", width: "100%", maxWidth: "440px", margin: "0 auto auto", borderRadius: "14px",
+      position: "relative", width: "100%", maxWidth: "440px", margin: "0 auto auto", borderRadius: narrow ? "0" : "14px",
       overflow: "hidden", outline: "none", minHeight: "120px",
-      boxShadow: "0 24px 64px rgba(0, 0, 0, .3), 0 2px 8px rgba(0, 0, 0, .12)",
       transform: still ? "" : "translateY(10px) scale(.985)", transition: still ? "" : "transform .2s"
     });
     box.setAttribute("role", "dialog");
@@ -141,7 +147,8 @@
       border: "3px solid rgba(255, 255, 255, .3)", borderTopColor: "#fff", borderRadius: "50%", boxSizing: "border-box"
     });
     if (spin.animate) { spin.animate([{ transform: "rotate(0)" }, { transform: "rotate(360deg)" }], { duration: 800, iterations: Infinity }); }
-    var f = css(this.frame(520), { opacity: "0", transition: still ? "" : "opacity .15s" });
+    // Visible at once (transparent over the spinner until it paints).
+    var f = css(this.frame(520), { minHeight: narrow ? "100vh" : "" });
     // Tab out of the frame lands here and goes back in.
     function guard() {
       var g = mk("div", { position: "absolute", width: "1px", height: "1px", overflow: "hidden" });
@@ -190,7 +197,6 @@
     if (!c) { throw new Error("KessaiCheckout: inline mode needs inlineContainer (an element or a selector)"); }
     var f = this.frame(300);
     f.name = "univapay-checkout-connector";
-    f.style.transition = "height .15s";
     c.appendChild(f);
   };
 
@@ -220,6 +226,7 @@
   P.fail = function (m) {
     var e = failure(m.code || "UNKNOWN_ERROR", m.message || "", m), p = this.pending[m.requestId], self = this;
     if (p) { delete this.pending[m.requestId]; p[1](e); } else if (m.fatal) { this.rejectAll(e.code, e); }
+    if (m.code === "FRAME_LOAD_FAILED") { this.f.style.display = "none"; }
     if (this.box && m.code === "FRAME_LOAD_FAILED") {
       drop(this.spin);
       var note = mk("div", { background: "#fff", color: "#1a1d24", padding: "24px", font: "15px/1.5 system-ui, sans-serif", textAlign: "center" });
@@ -229,7 +236,6 @@
       ok.type = "button"; ok.textContent = "OK";
       ok.onclick = function () { self.close(); };
       note.appendChild(ok);
-      this.f.style.display = "none";
       this.box.appendChild(note);
       ok.focus();
     }
@@ -239,12 +245,15 @@
 
   P.handle = function (m) {
     var self = this, f = this.f;
+    if (this.spin) {
+      drop(this.spin); this.spin = null;
+      this.box.style.boxShadow = "0 24px 64px rgba(0, 0, 0, .34)";
+    }
     switch (m.type) {
       case "ready":
         this.ready = true;
         clearTimeout(this.timer);
-        f.style.opacity = "1";
-        drop(this.spin);
+        f.style.visibility = "";
         this.queue.splice(0).forEach(function (fn) { fn(); });
         if (this.box) { f.focus(); this.post({ type: "focus" }); }
         break;

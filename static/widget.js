@@ -354,10 +354,37 @@
       case 311: return M.tooQuick;
       case 315: return M.contactBank;
       case 356: case 358: case 359: return M.threeDS;
-      case 309: case 320: case 343: case 344: case 500: case 501: case 502: return M.processing;
+      case 309: case 320: case 343: case 344: case 500: return M.processing;
     }
     return M.declined;
   }
+  // API_ERRORS maps the codes the API answers with (server/payment/error.go;
+  // web/errorcodes_test.go holds this table to them) to [message, fatal].
+  // Fatal ones are the shop's setup, which no retry mends: the loader gives
+  // up. A code missing here shows the generic message (the processing one
+  // for a 5xx).
+  var API_ERRORS = {
+    VALIDATION_ERROR: ["config", false], // fields the shopper cannot see: the shop's parameters
+    INVALID_APP_TOKEN: ["config", true],
+    INVALID_DOMAIN: ["config", true],
+    AUTH_HEADER_MISSING: ["config", true],
+    INVALID_PERMISSIONS: ["config", true],
+    DIRECT_CARD_TOKEN_CREATION_DISABLED: ["config", true],
+    TOKEN_FOR_WRONG_STORE: ["config", true],
+    PROCESSING_MODE_MISMATCH: ["config", true],
+    CHARGE_AMOUNT_TOO_LOW: ["amount", true],
+    CHARGE_AMOUNT_TOO_HIGH: ["amount", true],
+    NO_TEST_CARD_IN_LIVE_MODE: ["testCardLive", false],
+    TRANSACTION_TOKEN_EXPIRED: ["expired", false],
+    TRANSACTION_ALREADY_PROCESSED: ["expired", false],
+    TOO_MANY_REQUESTS: ["tooMany", false],
+    RESOURCE_LIMIT_REACHED: ["unavailable", false],
+    NO_GATEWAYS_AVAILABLE: ["unavailable", false],
+    SERVICE_UNAVAILABLE_TRY_AGAIN: ["unavailable", false],
+    INTERNAL_SERVER_ERROR: ["processing", false],
+    IDEMPOTENCY_KEY_CONFLICT: ["processing", false],
+    REQUEST_BODY_TOO_LARGE: ["generic", false]
+  };
   // apiFailure shows what an API error means and returns {code, message,
   // fatal} for the loader.
   function apiFailure(e) {
@@ -379,17 +406,9 @@
       showAlert("");
       return { code: code, message: msg, fatal: false };
     }
-    var fatal = false;
-    switch (code) {
-      case "INVALID_APP_TOKEN": case "INVALID_DOMAIN": case "AUTH_HEADER_MISSING": case "INVALID_PERMISSIONS":
-      case "DIRECT_CARD_TOKEN_DISABLED": case "NO_TEST_CARDS_IN_LIVE_MODE":
-        msg = code === "NO_TEST_CARDS_IN_LIVE_MODE" ? M.declined : M.config;
-        fatal = code !== "NO_TEST_CARDS_IN_LIVE_MODE";
-        break;
-      case "CHARGE_TOO_QUICK": msg = M.tooQuick; break;
-      case "TOO_MANY_REQUESTS": msg = M.tooMany; break;
-      default: msg = e && e.http >= 500 ? M.processing : M.generic;
-    }
+    var known = Object.prototype.hasOwnProperty.call(API_ERRORS, code) ? API_ERRORS[code] : null;
+    var fatal = !!(known && known[1]);
+    msg = (known && M[known[0]]) || (e && e.http >= 500 ? M.processing : M.generic);
     showAlert(msg);
     return { code: code, message: msg, fatal: fatal };
   }

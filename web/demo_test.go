@@ -473,15 +473,30 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 		t.Errorf("%d orders after reload", got)
 	}
 
-	// A failed write leaves the old file as it was.
-	before, _ := os.ReadFile(path)
-	if err := writeFileAtomic(filepath.Join(dir, "missing-dir", DemoOrdersFile), []byte("{}")); err == nil {
-		t.Error("writing into a missing directory succeeded")
+	// A failed write leaves the old file as it was, and the orders as they
+	// were. The write fails for real, as root too: the file's name leaves
+	// no room (NAME_MAX) for the name of its temporary file beside it, so
+	// the temporary file cannot be made, while the file itself can be
+	// written. A write straight into the file would succeed and replace it.
+	longPath := filepath.Join(dir, strings.Repeat("o", 250)+".json") // 255 bytes, the most a name may have
+	old := `{"orders":[{"ref":"KC-OLD","charge_id":"` + uuid.NewString() + `","status":"successful","amount":1000,"currency":"JPY"}]}` + "\n"
+	if err := os.WriteFile(longPath, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	after, _ := os.ReadFile(path)
-	if string(before) != string(after) {
-		t.Error("the orders file changed")
+	kept, err := loadDemoOrders(longPath, slog.New(slog.DiscardHandler))
+	if err != nil || len(kept.list()) != 1 {
+		t.Fatalf("loading %d orders: %v", len(kept.list()), err)
 	}
+	if err := kept.add(&demoOrder{Ref: "KC-NEW", ChargeID: uuid.NewString(), Status: "successful", Amount: 500, Currency: "JPY"}); err == nil {
+		t.Error("a write whose temporary file cannot be made succeeded")
+	}
+	if after, _ := os.ReadFile(longPath); string(after) != old {
+		t.Errorf("the orders file changed on a failed write:\n%s", after)
+	}
+	if got := kept.list(); len(got) != 1 || got[0].Ref != "KC-OLD" {
+		t.Errorf("orders after a failed write: %d, want only KC-OLD", len(got))
+	}
+	os.Remove(longPath)
 
 	// A corrupt file is moved aside, not overwritten.
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {

@@ -449,17 +449,20 @@ func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q u
 // http(s) URL on one of the token's domains, and returns it normalised.
 // Anything else would make the gateway an open redirector.
 func redirectAllowed(raw string, domains []string) (string, bool) {
-	if len(raw) > 1024 || strings.ContainsAny(raw, "\\\x00\r\n\t ") {
-		return "", false
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
-		return "", false
-	}
-	if !payment.OriginAllowed(domains, u.Scheme+"://"+u.Host) {
+	u, ok := redirectURL(raw)
+	if !ok || !payment.OriginAllowed(domains, u.Scheme+"://"+u.Host) {
 		return "", false
 	}
 	return u.String(), true
+}
+
+// maxRedirectURL bounds a redirect URL, as given and as normalised.
+const maxRedirectURL = 1024
+
+// redirectURL parses a redirect URL a browser can follow and whose origin
+// can be written into the form-action CSP as it is (payment.ParseWebURL).
+func redirectURL(raw string) (*url.URL, bool) {
+	return payment.ParseWebURL(raw, maxRedirectURL)
 }
 
 var phonePattern = regexp.MustCompile(`^\+?[0-9][0-9 ()-]*$`)
@@ -887,7 +890,7 @@ var lfMessages = map[locale]map[string]string{
 		"email":         "E-mail",
 		"phone":         "Phone",
 		"test_mode":     "Test mode",
-		"test_hint":     "Test mode: no real money moves. Try 4000 0200 0000 0000 (succeeds) or 4111 1111 1111 1111 (declined).",
+		"test_hint":     "Test mode: no real money moves. Try 4000\u00a00200\u00a00000\u00a00000 (succeeds) or 4111\u00a01111\u00a01111\u00a01111 (declined).",
 		"card_details":  "Card details",
 		"token_summary": "Save a card with %s for later payments.",
 		"auth_note":     "Your card is authorised now and charged when the order ships.",
@@ -958,7 +961,7 @@ var lfMessages = map[locale]map[string]string{
 		"email":         "メールアドレス",
 		"phone":         "電話番号",
 		"test_mode":     "テストモード",
-		"test_hint":     "テストモードです。実際の請求は発生しません。4000 0200 0000 0000（成功）または 4111 1111 1111 1111（拒否）をお試しください。",
+		"test_hint":     "テストモードです。実際の請求は発生しません。4000\u00a00200\u00a00000\u00a00000（成功）または 4111\u00a01111\u00a01111\u00a01111（拒否）をお試しください。",
 		"card_details":  "カード情報",
 		"token_summary": "%s での今後のお支払いのためにカードを登録します。",
 		"auth_note":     "カードの与信のみを行い、発送時に請求が確定します。",

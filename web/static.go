@@ -207,24 +207,66 @@ func (a *asset) variant(acceptEncoding string) (body []byte, encoding, etag stri
 	return a.body, "", a.etag
 }
 
-// acceptsEncoding reads Accept-Encoding for br and gzip, honouring q=0.
+// acceptsEncoding reads Accept-Encoding for br and gzip (RFC 9110
+// §12.5.3). A coding the header lists is accepted only if no listing of it
+// has weight zero or a weight that is not a qvalue; one it does not list
+// only if "*" is listed the same way. When in doubt the file goes out as it
+// is, which every client accepts.
 func acceptsEncoding(header string) (br, gz bool) {
+	var brList, gzList, star codingListing
 	for _, part := range strings.Split(header, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if q, ok := qValue(params); ok && q == 0 {
-			continue
-		}
-		switch name {
+		name, params, _ := strings.Cut(part, ";")
+		positive := positiveWeight(params)
+		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "br":
-			br = true
+			brList.add(positive)
 		case "gzip", "x-gzip":
-			gz = true
+			gzList.add(positive)
 		case "*":
-			br, gz = true, true
+			star.add(positive)
 		}
 	}
-	return br, gz
+	return brList.accepted(star), gzList.accepted(star)
+}
+
+// codingListing is what an Accept-Encoding header says of one coding.
+type codingListing struct{ listed, refused bool }
+
+func (l *codingListing) add(positive bool) {
+	l.listed = true
+	l.refused = l.refused || !positive
+}
+
+// accepted applies the listing, or "*" for a coding not listed.
+func (l codingListing) accepted(star codingListing) bool {
+	if l.listed {
+		return !l.refused
+	}
+	return star.listed && !star.refused
+}
+
+// positiveWeight reports whether an element's parameters give it a weight
+// above zero: no q parameter, or a qvalue ("0.5", "1.000") that is not
+// zero. qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ).
+func positiveWeight(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		whole, frac, _ := strings.Cut(strings.TrimSpace(v), ".")
+		if len(frac) > 3 || strings.Trim(frac, "0123456789") != "" {
+			return false
+		}
+		switch whole {
+		case "1":
+			return strings.Trim(frac, "0") == ""
+		case "0":
+			return strings.Trim(frac, "0") != ""
+		}
+		return false
+	}
+	return true
 }
 
 func qValue(params string) (float64, bool) {

@@ -17,7 +17,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 
-import { cardNumberFinder } from "./lib/browser.mjs";
+import { cardNumberFinder, screenshot } from "./lib/browser.mjs";
 import {
   CARD_DECLINED,
   CARD_OK,
@@ -247,7 +247,10 @@ describe("only the token's domains can frame the widget", () => {
     assert.ok(refused.length >= 2, `Chromium did not report the frame-ancestors refusals: ${JSON.stringify(seen.console)}`);
   });
 
-  test("a page whose origin the token does not allow hears FRAME_LOAD_FAILED within seconds", async () => {
+  test("a page whose origin the token does not allow hears FRAME_LOAD_FAILED within seconds, and the modal says so", async () => {
+    // Chromium refuses the frame (frame-ancestors) and shows an error page in
+    // it, which still fires "load"; the loader never gets "ready" and must
+    // not wait for its 30 s backstop.
     const { jwt: narrow } = await s.gw.mintAppToken([`127.0.0.1:${s.merchant.port}`]);
     const foreign = `http://localhost:${s.merchant.port}`;
     const { page } = await s.newPage({ merchantOrigin: foreign });
@@ -258,13 +261,24 @@ describe("only the token's domains can frame the widget", () => {
       window.__kessaiError = null;
       window.KessaiCheckout.create({
         appId, checkout: "payment", amount: 1000, currency: "JPY",
-        onError: (e) => { window.__kessaiError = { code: e.code, fatal: e.fatal }; },
+        onError: (e) => { window.__kessaiError = { code: e.code, fatal: e.fatal, message: e.message }; },
       }).open();
     }, narrow);
     await page.waitForFunction(() => window.__kessaiError !== null, null, { timeout: 10_000 });
     const elapsed = Date.now() - started;
     const err = await page.evaluate(() => window.__kessaiError);
     assert.equal(err.code, "FRAME_LOAD_FAILED");
-    assert.ok(elapsed < 6000, `onError came after ${elapsed} ms`);
+    assert.equal(err.fatal, true);
+    assert.ok(elapsed < 5000, `onError came after ${elapsed} ms`);
+    // The overlay shows the message (no spinner, no error page) and an OK
+    // button that closes it.
+    const note = page.locator('[role=dialog] [role=alert]');
+    await note.waitFor({ timeout: 2_000 });
+    assert.match(await note.textContent(), /could not be loaded/);
+    assert.equal(await page.locator(`iframe[src^="${s.gw.endpoint}/widget/frame"]`).isVisible(), false, "the refused frame is hidden");
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "OK", "focus is on the OK button");
+    await screenshot(page, "25-modal-frame-refused");
+    await page.keyboard.press("Enter");
+    await page.locator("[role=dialog]").waitFor({ state: "detached", timeout: 2_000 });
   });
 });

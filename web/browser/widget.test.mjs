@@ -46,9 +46,59 @@ function assertCleanPage(seen, { allowConsoleErrors = [] } = {}) {
   assert.deepEqual(errors, [], "console errors");
 }
 
+/** The top of the iframe element in the page (after the opening animation). */
+async function frameTop(page, handle) {
+  await page.waitForFunction(() => document.querySelector("[role=dialog]")?.getAnimations({ subtree: true }).every((a) => a.playState !== "running") ?? true);
+  return Math.round((await handle.boundingBox()).y);
+}
+
+/**
+ * The lines an element's text is laid out on, as the shopper sees them
+ * (characters grouped by the top of their box).
+ */
+async function textLines(frame, selector) {
+  return frame.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    const out = [];
+    let top = null;
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (let i = 0; i < n.length; i++) {
+        const r = document.createRange();
+        r.setStart(n, i);
+        r.setEnd(n, i + 1);
+        const box = r.getClientRects()[0];
+        if (!box || !box.width) continue;
+        if (top === null || Math.abs(box.top - top) > box.height / 2) {
+          out.push("");
+          top = box.top;
+        }
+        out[out.length - 1] += n.data[i];
+      }
+    }
+    return out.map((l) => l.trim()).filter(Boolean);
+  }, selector);
+}
+
+/** Japanese lines: none starts with closing punctuation; no lone word, split word or split card number. */
+function assertJapaneseLines(lines, what) {
+  for (const l of lines) {
+    assert.ok(!/^[。、）」』ー]/.test(l), `${what}: a line starts with punctuation: ${JSON.stringify(lines)}`);
+    assert.ok([...l].length >= 4, `${what}: a (nearly) lone word on a line: ${JSON.stringify(lines)}`);
+  }
+  for (let i = 1; i < lines.length; i++) {
+    assert.ok(!(/\d$/.test(lines[i - 1]) && /^\d/.test(lines[i])), `${what}: a number split over two lines: ${JSON.stringify(lines)}`);
+  }
+  const all = lines.join("");
+  for (const word of ["お問い合わせ", "お試し", "カード会社", "承認", "セキュリティコード", "有効期限", "テストカード"]) {
+    if (all.includes(word)) assert.ok(lines.some((l) => l.includes(word)), `${what}: ${word} is split over two lines: ${JSON.stringify(lines)}`);
+  }
+}
+
 describe("modal", () => {
   test("4000 0200 0000 0000 ends in a successful charge, verified through the API", async () => {
-    const { page, frame, seen } = await openModal();
+    const { page, frame, seen, handle } = await openModal();
+    const top0 = await frameTop(page, handle);
     const log0 = await merchantLog(page);
     assert.deepEqual(log0.find((e) => e.kind === "loader")?.value, { same: true }, "UnivapayCheckout is KessaiCheckout");
     assert.ok(log0.some((e) => e.kind === "opened"), "opened() was called");
@@ -65,6 +115,11 @@ describe("modal", () => {
     const success = await waitForLog(page, "onSuccess");
     await frame.waitForSelector("#kw-done:not([hidden])");
     await screenshot(page, "03-modal-success");
+    // The dialog stays where it was (top-anchored) although it got shorter,
+    // and says what happened with nothing left to do: it closes by itself.
+    assert.equal(await frameTop(page, handle), top0, "the modal moved when its content changed");
+    assert.equal((await frame.textContent("#kw-done-title")).trim(), "Payment complete");
+    assert.doesNotMatch(await frame.textContent("#kw-done"), /close|window/i);
     const r = success.value;
     assert.equal(r.status, "successful");
     assert.ok(r.chargeId && r.tokenId, `ids in onSuccess: ${JSON.stringify(r)}`);
@@ -119,6 +174,37 @@ describe("modal", () => {
   });
 });
 
+describe("slow network", () => {
+  test("the server-rendered form shows before widget.js has run", async () => {
+    const { page, context } = await s.newPage();
+    let release;
+    const held = new Promise((r) => (release = r));
+    await context.route(/\/static\/widget\.js/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(s.url("/modal"));
+    await page.click("#pay");
+    const { handle, frame } = await widgetFrame(page, s.gw.endpoint);
+    await frame.waitForSelector("#kw-number", { state: "visible" });
+    await page.waitForTimeout(300);
+    // No script has run in the frame, yet the form is on screen.
+    assert.equal(await frame.evaluate(() => document.documentElement.classList.contains("js")), false, "widget.js ran already");
+    const shown = await handle.evaluate((f) => {
+      const cs = getComputedStyle(f);
+      const r = f.getBoundingClientRect();
+      return { opacity: cs.opacity, visibility: cs.visibility, top: document.elementFromPoint(r.left + r.width / 2, r.top + 100) === f };
+    });
+    assert.deepEqual(shown, { opacity: "1", visibility: "visible", top: true }, "the frame is not shown before ready");
+    await screenshot(page, "28-modal-before-script");
+    release();
+    await waitWidgetReady(frame);
+    await fillCard(frame, { number: CARD_OK, exp: EXPIRY });
+    await frame.click("#kw-pay");
+    await waitForLog(page, "onSuccess");
+  });
+});
+
 describe("inline", () => {
   test("KessaiCheckout.submit(iframe) resolves with the charge id", async () => {
     const { page, seen } = await s.newPage();
@@ -127,6 +213,14 @@ describe("inline", () => {
     await waitWidgetReady(frame);
     assert.equal(await handle.getAttribute("name"), "univapay-checkout-connector");
     assert.equal(await frame.isHidden("#kw-pay"), true, "inline frames have no pay button of their own");
+    // The fields line up with the host page's content: no inset.
+    const inset = await frame.evaluate(() =>
+      ["kw-email", "kw-number", "kw-name"].map((id) => {
+        const r = document.getElementById(id).getBoundingClientRect();
+        return [id, Math.round(r.left), Math.round(document.documentElement.clientWidth - r.right)];
+      }),
+    );
+    for (const [id, left, right] of inset) assert.deepEqual([left, right], [0, 0], `#${id} is inset ${left}/${right} px in the inline frame`);
     await fillCard(frame, { number: CARD_OK, exp: EXPIRY });
     await screenshot(page, "05-inline-filled");
     await page.click("#pay");
@@ -232,8 +326,13 @@ describe("mobile", () => {
     const { page, frame, handle } = await openModal({}, { viewport: { width: 375, height: 667 } });
     const sizes = await frame.evaluate(() => Array.from(document.querySelectorAll("input:not([type=hidden])")).map((i) => [i.id, parseFloat(getComputedStyle(i).fontSize)]));
     for (const [id, px] of sizes) assert.ok(px >= 16, `#${id} is ${px}px (iOS zooms below 16px)`);
+    await frameTop(page, handle);
     const box = await handle.boundingBox();
     assert.ok(box.x >= 0 && box.x + box.width <= 375, `the frame overflows the screen: ${JSON.stringify(box)}`);
+    // Full-width and full-height on a phone; the overlay scrolls when the form is taller.
+    assert.deepEqual([box.x, box.y, box.width], [0, 0, 375], `not full-width: ${JSON.stringify(box)}`);
+    assert.ok(box.height >= 667, `shorter than the screen: ${JSON.stringify(box)}`);
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector("[role=dialog]").parentElement).overflowY), "auto");
     await screenshot(page, "24-mobile-modal");
   });
 });
@@ -261,6 +360,33 @@ describe("Japanese", () => {
     await waitForLog(page, "onError");
     await frame.waitForFunction(() => !document.getElementById("kw-alert").hidden);
     assert.match(await alertText(frame), /カードが承認されませんでした/);
+    assertJapaneseLines(await textLines(frame, "#kw-alert"), "the decline");
+    assertJapaneseLines(await textLines(frame, ".kw-test"), "the test-mode hint");
     await screenshot(page, "10-ja-declined");
+
+    await fillCard(frame, { number: CARD_OK, exp: undefined, cvc: undefined, name: undefined, email: undefined });
+    await frame.click("#kw-pay");
+    await frame.waitForSelector("#kw-done:not([hidden])");
+    assert.equal((await frame.textContent("#kw-done-title")).trim(), "お支払いが完了しました");
+    assert.doesNotMatch(await frame.textContent("#kw-done"), /閉じ/);
+    await screenshot(page, "26-ja-success");
+  });
+
+  test("on a phone, Japanese messages break between phrases", async () => {
+    const { page, frame } = await openModal({ locale: "ja", amount: 2500 }, { viewport: { width: 375, height: 667 } });
+    const style = await frame.evaluate(() => {
+      const cs = getComputedStyle(document.getElementById("kw-alert"));
+      return [cs.lineBreak, cs.wordBreak];
+    });
+    assert.equal(style[0], "strict");
+    assert.equal(style[1], "keep-all");
+    await fillCard(frame, { number: CARD_DECLINED, exp: EXPIRY });
+    await frame.click("#kw-pay");
+    await waitForLog(page, "onError");
+    await frame.waitForFunction(() => !document.getElementById("kw-alert").hidden);
+    const lines = await textLines(frame, "#kw-alert");
+    assertJapaneseLines(lines, "the decline");
+    assertJapaneseLines(await textLines(frame, ".kw-test"), "the test-mode hint");
+    await screenshot(page, "27-ja-mobile-declined");
   });
 });
