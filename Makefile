@@ -36,25 +36,43 @@ wasm-floor:
 run: build
 	./$(BIN) serve
 
-## test: every test suite: Go (with the race detector), the SDK conformance suite and the browser suite
-test: test-go conformance test-browser
+## test: every test suite: Go (with the race detector), each fuzz target briefly, the SDK conformance suite and the browser suite
+test: test-go fuzz-short conformance test-browser
 
-test-go: wasm
+## deps: install what the suites need and this machine lacks (Chromium, a
+## Japanese font, Node.js, Go modules) and start PostgreSQL and Redis if down
+.PHONY: deps
+deps:
+	@scripts/ensure-deps
+
+test-go: deps wasm
 	$(GO) test -race -count=1 ./...
 
+## fuzz: every Go fuzz target, found by scripts/fuzz, for FUZZTIME each
+## (default 30s), one after another; a failing input lands in the package's
+## testdata/fuzz/ as a regression seed. fuzz-short: the same for 5,000
+## executions each (a count, not a duration: see scripts/fuzz).
+FUZZTIME ?= 30s
+.PHONY: fuzz fuzz-short
+fuzz:
+	GO="$(GO)" FUZZTIME="$(FUZZTIME)" scripts/fuzz
+
+fuzz-short:
+	GO="$(GO)" FUZZTIME=5000x scripts/fuzz
+
 ## conformance: drive a real gateway with the published univapay-node SDK
-conformance: build
+conformance: deps build
 	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
 
 ## test-browser: the widget, link form and demo storefront in headless Debian Chromium
 ## (/usr/bin/chromium, never a downloaded browser); screenshots go to web/browser/screenshots/
 .PHONY: test-browser budgets
-test-browser: build
+test-browser: deps build
 	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec --test-timeout=120000
 
 ## budgets: the loader's and the wasm's sizes beside the Go floor, and the
 ## frame's paint and wasm-ready times in headless Chromium (a report)
-budgets: build wasm-floor
+budgets: deps build wasm-floor
 	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && WASM_FLOOR="$(WASM_FLOOR)" node budgets.mjs
 
 ## check: formatting and static checks for the host and for js/wasm
@@ -70,6 +88,13 @@ bench:
 
 clean:
 	rm -rf bin $(WASM_DIR)/widget.wasm $(WASM_DIR)/wasm_exec.js
+
+## mutate: take each rule of scripts/mutations.txt out of a scratch copy of
+## the working tree and check that its tests then fail (MUTATE_FLAGS, e.g.
+## -run NAME or -v, is passed through)
+.PHONY: mutate
+mutate:
+	$(GO) run ./scripts/mutate $(MUTATE_FLAGS)
 
 ## bench-charges: charges per second on the embedded store, beside the raw
 ## single-row commit rate of the same kind of SQLite file, in one run
