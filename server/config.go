@@ -43,7 +43,8 @@ type config struct {
 	// SandboxLatency is how long each sandbox acquirer call takes.
 	SandboxLatency time.Duration
 
-	// Limits: the numbers of spec/limits.md, each configurable.
+	// Limits: the numbers of the README's rate and resource limits, each
+	// configurable.
 	Rates          limit.Rules
 	RateMaxKeys    int
 	TrustedProxies []netip.Prefix

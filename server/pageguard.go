@@ -12,8 +12,8 @@ import (
 )
 
 // pageGuard is the per-IP limit on hosted pages, static files and the demo
-// storefront (spec/limits.md §2: they are not API requests and carry none
-// of its headers, but must not be a way around its limits).
+// storefront: they are not API requests and carry none of the API's
+// rate-limit headers, but must not be a way around its limits.
 type pageGuard struct {
 	limiter *limit.Memory
 	rule    limit.Rule

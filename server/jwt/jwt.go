@@ -1,5 +1,5 @@
-// Package jwt signs and verifies Kessai's app-token JWTs (HS256, the claims
-// of reference §1.3) with github.com/golang-jwt/jwt. It is the only package
+// Package jwt signs and verifies Kessai's app-token JWTs (HS256, with the
+// claims of UnivaPay's app tokens) with github.com/golang-jwt/jwt. It is the only package
 // that knows the JWT library.
 package jwt
 
@@ -48,8 +48,8 @@ type claims struct {
 	ID         string   `json:"jti"`
 }
 
-// The gojwt.Claims methods. App tokens do not expire (reference §1.3:
-// no exp); revocation ends them.
+// The gojwt.Claims methods. App tokens do not expire (UnivaPay's carry no
+// exp); revocation ends them.
 func (c *claims) GetExpirationTime() (*gojwt.NumericDate, error) { return nil, nil }
 func (c *claims) GetIssuedAt() (*gojwt.NumericDate, error) {
 	return gojwt.NewNumericDate(time.Unix(c.IssuedAt, 0)), nil

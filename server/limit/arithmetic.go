@@ -1,6 +1,7 @@
 package limit
 
-// The arithmetic of spec/limits.md §3, in fixed point.
+// The arithmetic of one bucket (README, "Rate limits and other limits"), in
+// fixed point.
 //
 // Balances are integers in Units of 1/60,000,000 of a request and time is in
 // whole microseconds. A bucket refilling at R requests per minute then gains

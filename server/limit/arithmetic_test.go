@@ -23,7 +23,7 @@ func TestFullAtVectors(t *testing.T) {
 	}
 }
 
-// rationalBucket is spec/limits.md §3 read literally: balances are real
+// rationalBucket is the bucket arithmetic read literally: balances are real
 // (here rational) numbers of requests, refilled at rate/60000 per ms.
 type rationalBucket struct {
 	rule limit.Rule

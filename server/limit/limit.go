@@ -1,5 +1,15 @@
-// Package limit decides whether a request may run under the rate limits of
-// spec/limits.md §1–§5, and what the rate-limit headers and Retry-After say.
+// Package limit decides whether a request may run under Kessai's rate limits,
+// and what the rate-limit headers and Retry-After say.
+//
+// A bucket holds a burst balance and a minute allowance, both starting full.
+// Each refills continuously at the bucket's per-minute rate spread over the
+// minute, never past its cap (the burst, the per-minute limit). A request
+// counted against several buckets is admitted when every one of them holds at
+// least one request of each after refilling, and then takes one from each, all
+// or none; a refused request takes nothing. The remaining headers show the
+// burst balance rounded down; Retry-After is the whole seconds, rounded up and
+// at least one, until every bucket needed holds one again. The README's "Rate
+// limits and other limits" says which buckets a request counts against.
 //
 // It exists so that the arithmetic lives in one place that every back end
 // shares: the in-memory limiter here (one instance), and a Redis limiter
@@ -37,7 +47,8 @@ type Limiter interface {
 // keys of different kinds can never collide, in memory or in a shared store.
 type Kind uint8
 
-// The bucket kinds of spec/limits.md §2. The zero Kind is invalid, so that a
+// The bucket kinds: the charge class's one bucket, and the standard class's
+// route and exact buckets. The zero Kind is invalid, so that a
 // forgotten field is an error rather than a silently shared bucket.
 const (
 	KindCharge Kind = iota + 1

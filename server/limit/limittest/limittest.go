@@ -2,7 +2,8 @@
 // (memory, Redis) must pass the same vectors, so that a request is admitted
 // or refused the same way whichever back end an instance runs.
 //
-//   - Run replays spec/limits.md §5 (V1–V11) and a few edge cases against a
+//   - Run replays the contract's vectors V1–V11 (each written out where it
+//     is checked) and a few edge cases against a
 //     Limiter; RunShared replays V12 against two limiters sharing a store.
 //   - CheckDecide runs the arithmetic vectors (Vectors) against a function
 //     with the signature of limit.Decide, such as a wrapper that loads the

@@ -8,7 +8,8 @@ import (
 )
 
 // Vector is one call of limit.Decide with its expected outcome, worked out
-// by hand from spec/limits.md §3 (times in µs, balances in limit.Units).
+// by hand from the bucket arithmetic described in the package limit
+// documentation (times in µs, balances in limit.Units).
 type Vector struct {
 	Name       string
 	Now        int64
