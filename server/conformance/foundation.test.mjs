@@ -1,6 +1,8 @@
-// Foundation endpoints through univapay-node: reference §11 rows 0
-// (heartbeat), 1 (checkout info) and 11 (errors), plus /me and /stores, and
-// the header rules every later area depends on (§1.5, §10 gotchas 1–2).
+// Foundation endpoints through univapay-node: heartbeat, checkout info and
+// errors, plus /me and /stores, and the header rules every later area
+// depends on: the SDK adopts any JWT it finds in a response's Authorization
+// or X-REFRESH-AUTHORIZATION header, and it needs JSON answers (errors
+// included) labelled application/json.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";

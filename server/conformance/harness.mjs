@@ -151,7 +151,8 @@ export async function startGateway({ demo = false, env = {} } = {}) {
   const credentials = JSON.parse(await readFile(join(dataDir, "demo-credentials.json"), "utf8"));
 
   // Every request/response any SDK from this harness made, so tests can
-  // audit headers across the whole file (see §10 gotchas 1 and 2).
+  // audit headers across the whole file: no response may hand the SDK a JWT
+  // to adopt, and every JSON answer must say application/json.
   const requests = [];
   const responses = [];
   // Calls to the SDK's handleUpdateJWT: non-empty means the gateway made

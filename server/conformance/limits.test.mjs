@@ -1,4 +1,5 @@
-// Rate-limit headers through univapay-node (spec/limits.md §2): every read
+// Rate-limit headers through univapay-node (README, "Rate limits and other
+// limits"): every read
 // carries the standard class's four headers, every token or charge creation
 // the charge class's two, and no response carries both classes'. The raw
 // responses come from the SDK's own "response" event.
@@ -46,7 +47,7 @@ function remaining(res, name, max) {
   return n;
 }
 
-/** spec §2: the standard class's four headers, never the charge class's. */
+/** The standard class's four headers, never the charge class's. */
 function assertStandard(res) {
   for (const h of CHARGE) {
     assert.equal(res.headers.get(h), null, `${res.status} ${res.url}: a standard response carries ${h}`);
@@ -58,7 +59,7 @@ function assertStandard(res) {
   remaining(res, "x-remaining-requests-exact", 9);
 }
 
-/** spec §2: the charge class's two headers, never the standard class's. */
+/** The charge class's two headers, never the standard class's. */
 function assertCharge(res) {
   for (const h of STANDARD) {
     assert.equal(res.headers.get(h), null, `${res.status} ${res.url}: a charge-class response carries ${h}`);
@@ -77,7 +78,7 @@ const card = () => ({
 
 const shared = {};
 
-describe("spec/limits.md §2: rate-limit headers", () => {
+describe("rate-limit headers", () => {
   test("sdk.merchants.me() and sdk.stores.get() carry the four standard headers", async () => {
     for (const read of [(sdk) => sdk.merchants.me(), (sdk) => sdk.stores.get(storeId())]) {
       const { error, responses } = await observe(read);

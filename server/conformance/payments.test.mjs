@@ -1,7 +1,7 @@
-// Card payments through univapay-node: reference §11 rows 2–5 (token →
-// charge → poll → get), 7 (refunds), 8 (capture and cancel) and 12
-// (pagination), the transaction history of §2.6, and the sandbox cards of
-// spec/sandbox.md. One gateway for the whole file; tests run in order.
+// Card payments through univapay-node: token → charge → poll → get,
+// refunds, capture and cancel, pagination, the transaction history, and the
+// sandbox cards of the README's Sandbox section. One gateway for the whole
+// file; tests run in order.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { expectAPIError, useGateway } from "./harness.mjs";
 
 const gw = useGateway();
 
-// spec/sandbox.md, "Cards".
+// The README's Sandbox section.
 const CARD_SUCCESS = "4000020000000000"; // success
 const CARD_4242 = "4242424242424242"; // success; its refunds fail with 329
 const CARD_DECLINED = "4111111111111111"; // charge fails, 306 CARD_REJECTED
@@ -198,7 +198,7 @@ describe("row 7: refunds", () => {
   });
 
   test("a refund of a 4242 charge fails with 329", async () => {
-    // spec/sandbox.md: "a refund of it fails with 329 REFUND_FAILED".
+    // The sandbox: "a refund of it fails with 329 REFUND_FAILED".
     const { id: chargeId } = flow.charge4242;
     const rf = await gw.sdk.refunds.create(storeId(), chargeId, { amount: 500, currency: "JPY", reason: "customer_request" });
     const done = await gw.sdk.refunds.poll(storeId(), chargeId, rf.id, undefined, undefined, { timeout: 20_000 });

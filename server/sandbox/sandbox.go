@@ -1,6 +1,6 @@
 // Package sandbox is Kessai's built-in test acquirer. It decides every
 // outcome from the card number (and the e-mail's forced-failure
-// convention) as spec/sandbox.md lists, so that developers who know
+// convention) as the README's Sandbox section lists, so that developers who know
 // UnivaPay's, Stripe's or PAY.JP's test cards find theirs working. It
 // keeps no state: the same operation always gets the same answer, which
 // makes every call idempotent.
