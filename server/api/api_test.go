@@ -24,6 +24,7 @@ import (
 
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
 )
@@ -46,24 +47,6 @@ var (
 	epoch = time.Date(2025, 1, 31, 8, 41, 8, 925809123, time.UTC)
 )
 
-// fakeClock is a clock that moves only when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // fixture is a gateway over a real SQLite file with two merchants:
 //
 //	merchant A: stores A1 and A2; a store token for A1 (test mode, domain
@@ -71,7 +54,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 //	merchant B: store B1 with a store token (domain shop-b.example)
 type fixture struct {
 	db    *sqlite.DB
-	clock *fakeClock
+	clock *kessaitest.Clock
 	codec *jwt.Codec
 	svc   *payment.Service
 	srv   *api.Server
@@ -114,7 +97,7 @@ func newFixture(tb testing.TB) *fixture {
 	tb.Cleanup(func() { db.Close() })
 	b := seeded.base
 	f := &fixture{
-		db: db, clock: &fakeClock{now: seeded.now}, codec: b.codec,
+		db: db, clock: kessaitest.NewClock(seeded.now), codec: b.codec,
 		merchantA: b.merchantA, merchantB: b.merchantB,
 		storeA1: b.storeA1, storeA2: b.storeA2, storeB1: b.storeB1,
 		tokA1: b.tokA1, tokB1: b.tokB1, tokA: b.tokA,
@@ -147,7 +130,7 @@ func seedTemplate() (err error) {
 	if err != nil {
 		return err
 	}
-	f := &fixture{db: db, clock: &fakeClock{now: epoch}, codec: codec}
+	f := &fixture{db: db, clock: kessaitest.NewClock(epoch), codec: codec}
 	f.svc, f.srv = f.instance()
 
 	demo, err := f.svc.SeedDemo(ctx, []string{"shop.example"})

@@ -16,34 +16,17 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
 )
-
-// fakeClock is a clock moved by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // idemFixture is a gateway on a fresh database with the demo account.
 type idemFixture struct {
 	srv   *Server
 	svc   *payment.Service
 	idem  *payment.Idempotency
-	clock *fakeClock
+	clock *kessaitest.Clock
 	demo  *payment.DemoAccount
 	auth  string // "Bearer {secret}.{jwt}"
 }
@@ -64,7 +47,7 @@ func newIdemFixture(t *testing.T, opts fixtureOptions) *idemFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &fakeClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	clock := kessaitest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	svc := payment.NewService(db, clock, codec, payment.Config{SecretKey: []byte("secret-key")})
 	demo, err := svc.SeedDemo(t.Context(), nil)
 	if err != nil {

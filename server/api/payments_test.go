@@ -24,6 +24,7 @@ import (
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -53,7 +54,7 @@ const (
 type payFixture struct {
 	dir   string
 	db    *sqlite.DB
-	clock *fakeClock
+	clock *kessaitest.Clock
 	svc   *payment.Service
 	srv   *api.Server
 
@@ -78,7 +79,7 @@ type payOptions struct {
 func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	tb.Helper()
 	ctx := context.Background()
-	f := &payFixture{dir: tb.TempDir(), clock: &fakeClock{now: payEpoch}, record: opts.record}
+	f := &payFixture{dir: tb.TempDir(), clock: kessaitest.NewClock(payEpoch), record: opts.record}
 	db, err := sqlite.Open(ctx, filepath.Join(f.dir, sqlite.FileName))
 	if err != nil {
 		tb.Fatal(err)

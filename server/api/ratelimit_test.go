@@ -27,6 +27,7 @@ import (
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
@@ -119,7 +120,7 @@ type rlOptions struct {
 // merchants, three stores, their tokens), served over real HTTP.
 type rlGateway struct {
 	base    *fixture
-	clock   *fakeClock
+	clock   *kessaitest.Clock
 	svc     *payment.Service
 	srv     *api.Server
 	proc    *rlCountingProcessor

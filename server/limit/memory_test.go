@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/limit/limittest"
 )
@@ -181,6 +182,7 @@ func TestMemoryGivesMemoryBack(t *testing.T) {
 }
 
 func TestMemorySweepEvery(t *testing.T) {
+	kessaitest.CheckGoroutines(t)
 	c := limittest.NewClock()
 	l := limit.NewMemory(limit.MemoryConfig{Clock: c})
 	admit(t, l, chargeBucket("k"))
@@ -192,13 +194,7 @@ func TestMemorySweepEvery(t *testing.T) {
 		l.SweepEvery(ctx, time.Millisecond)
 		close(done)
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for l.Keys() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("SweepEvery did not drop the full bucket")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	kessaitest.WaitFor(t, 5*time.Second, "SweepEvery to drop the full bucket", func() bool { return l.Keys() == 0 })
 	cancel()
 	<-done
 }

@@ -11,34 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
-// idemClock is a clock moved by hand.
-type idemClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *idemClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *idemClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 var idemEpoch = time.Date(2026, 3, 1, 9, 0, 0, 123456000, time.UTC)
 
-func openIdempotency(t *testing.T) (payment.IdempotencyStore, *idemClock) {
+func openIdempotency(t *testing.T) (payment.IdempotencyStore, *kessaitest.Clock) {
 	t.Helper()
 	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
-	return db, &idemClock{now: idemEpoch}
+	return db, kessaitest.NewClock(idemEpoch)
 }
 
 func idemRecord(scope, key, lock string, at time.Time) *payment.IdempotencyRecord {

@@ -21,32 +21,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/limit"
 )
 
-// Clock is a limit.Clock for tests. It is safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// Clock is the test kit's fake clock, so that a back end's tests and the
+// gateway's share one.
+type Clock = kessaitest.Clock
 
 // NewClock returns a clock stopped at an arbitrary fixed instant.
 func NewClock() *Clock {
-	return &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-// Now implements limit.Clock.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock by d (backwards when d < 0).
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	return kessaitest.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 // NewLimiter returns a fresh, empty limiter that reads clock.
