@@ -292,7 +292,7 @@ func (g *gateway) demoCredentials(ctx context.Context) (*credentials, error) {
 
 func (g *gateway) savedTokenUsable(ctx context.Context, c *credentials) bool {
 	caller, err := g.service.Authenticate(ctx, "Bearer "+c.Secret+"."+c.JWT, "")
-	return err == nil && caller.Token.StoreID.String() == c.StoreID
+	return err == nil && caller.Token().StoreID.String() == c.StoreID
 }
 
 func readCredentials(path string) (*credentials, error) {

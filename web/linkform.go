@@ -228,12 +228,12 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 		lf.fail(w, r, http.StatusNotFound, loc, "not_found", nil)
 		return
 	}
-	tok, params, problems := lf.validate(r.Context(), loc, formID, q)
+	caller, params, problems := lf.validate(r.Context(), loc, formID, q)
 	if len(problems) > 0 {
 		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", problems)
 		return
 	}
-	info, err := lf.svc.CheckoutInfo(r.Context(), &payment.Caller{Token: tok})
+	info, err := lf.svc.CheckoutInfo(r.Context(), caller)
 	if err != nil {
 		lf.log.Error("link form: checkout info", "error", err)
 		lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
@@ -305,17 +305,18 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 }
 
 // validate checks the parameters of reference §8.
-func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q url.Values) (*payment.AppToken, formParams, []string) {
+func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q url.Values) (*payment.Caller, formParams, []string) {
 	var problems []string
 	bad := func(key string, args ...any) { problems = append(problems, lfText(loc, key, args...)) }
 	p := formParams{FormID: formID}
 
 	appID := strings.TrimSpace(q.Get("appId"))
+	var caller *payment.Caller
 	var tok *payment.AppToken
 	if appID == "" {
 		bad("p_appid_missing")
 	} else {
-		t, err := lf.svc.BrowserAppToken(ctx, appID)
+		c, err := lf.svc.BrowserCaller(ctx, appID, lf.origin)
 		if err != nil {
 			var perr *payment.Error
 			if !errors.As(err, &perr) {
@@ -323,8 +324,8 @@ func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q u
 			}
 			bad("p_appid_invalid")
 		} else {
-			tok = t
-			p.TokenID = t.ID.String()
+			caller, tok = c, c.Token()
+			p.TokenID = tok.ID.String()
 		}
 	}
 
@@ -442,7 +443,7 @@ func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q u
 	if len(problems) > 0 {
 		return nil, formParams{}, problems
 	}
-	return tok, p, nil
+	return caller, p, nil
 }
 
 // redirectAllowed reports whether a merchant's redirect URL is an absolute
@@ -535,14 +536,15 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The app token may have been revoked since the form was opened.
-	tok, err := lf.svc.BrowserAppToken(r.Context(), st.Tokens[params.TokenID])
-	if err != nil || tok.ID.String() != params.TokenID {
+	caller, err := lf.svc.BrowserCaller(r.Context(), st.Tokens[params.TokenID], lf.origin)
+	if err != nil || caller.Token().ID.String() != params.TokenID {
 		lf.fail(w, r, http.StatusForbidden, loc, "expired", nil)
 		return
 	}
-	// The gateway reads its own records for the token's store: a caller
-	// built from the verified token acts only on that store.
-	caller := &payment.Caller{Token: tok, WithSecret: true, Origin: lf.origin}
+	// The form reads back what its widget made as the gateway page it is,
+	// acting only on the token's store: the charge as any browser may, the
+	// token through a receipt without the shopper's details.
+	storeID := caller.Token().StoreID
 	opened := time.Unix(pf.Created, 0).Add(-time.Minute)
 
 	var out outcome
@@ -558,7 +560,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
 			return
 		}
-		ch, err := lf.svc.Charge(r.Context(), caller, tok.StoreID, id, linkformChargeWait)
+		ch, err := lf.svc.Charge(r.Context(), caller, storeID, id, linkformChargeWait)
 		if err != nil {
 			if !payment.IsNotFound(err) {
 				lf.log.Error("link form: reading the charge", "error", err)
@@ -589,7 +591,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
 			return
 		}
-		t, err := lf.svc.Token(r.Context(), caller, tok.StoreID, id)
+		t, err := lf.svc.TokenReceipt(r.Context(), caller, id)
 		if err != nil {
 			if !payment.IsNotFound(err) {
 				lf.log.Error("link form: reading the token", "error", err)

@@ -399,8 +399,9 @@ func TestLinkformPage(t *testing.T) {
 	}
 
 	// On an https gateway the cookie is Secure.
-	hs := f.gateway(t, "https://pay.kessai.test")
-	if c := get(t, hs, formURL("wc-checkout", baseParams(f))).Result().Cookies()[0]; !c.Secure {
+	fs := newFormsFixture(t, "https://pay.kessai.test")
+	hs := fs.gateway(t, "https://pay.kessai.test")
+	if c := get(t, hs, formURL("wc-checkout", baseParams(fs))).Result().Cookies()[0]; !c.Secure {
 		t.Errorf("cookie not Secure on an https gateway")
 	}
 

@@ -312,24 +312,26 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		wp.fail(w, lang, prob, "", "", "'self'")
 		return
 	}
-	tok, err := wp.p.cfg.Service.BrowserAppToken(r.Context(), q.Get("appId"))
+	caller, err := wp.p.cfg.Service.BrowserCaller(r.Context(), q.Get("appId"), origin)
 	if err != nil {
-		if payment.ErrorCode(err) != payment.CodeInvalidAppToken {
+		switch payment.ErrorCode(err) {
+		case payment.CodeInvalidDomain:
+			wp.fail(w, lang, errBadOrigin, "", "", "'self'")
+			return
+		case payment.CodeInvalidAppToken:
+		default:
 			wp.p.log.Error("widget frame: app token", "error", err)
 		}
 		wp.fail(w, lang, errBadToken, "", "", "'self'")
 		return
 	}
-	if origin != wp.origin && !payment.OriginAllowed(tok.Domains, origin) {
-		wp.fail(w, lang, errBadOrigin, "", "", "'self'")
-		return
-	}
+	tok := caller.Token()
 	ancestors := frameAncestors(tok.Domains)
 	if prob != nil {
 		wp.fail(w, lang, prob, origin, instance, ancestors)
 		return
 	}
-	info, err := wp.p.cfg.Service.CheckoutInfo(r.Context(), &payment.Caller{Token: tok, Origin: origin})
+	info, err := wp.p.cfg.Service.CheckoutInfo(r.Context(), caller)
 	if err != nil {
 		wp.p.log.Error("widget frame: checkout info", "error", err)
 		wp.fail(w, lang, errBadToken, origin, instance, ancestors)

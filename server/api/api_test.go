@@ -169,11 +169,7 @@ func seedTemplate() (err error) {
 	if f.tokB1, err = f.svc.IssueStoreAppToken(ctx, b1.ID, payment.NewAppToken{Domains: []string{"shop-b.example"}}); err != nil {
 		return err
 	}
-	// Only a merchant token may create a merchant token, and there is no
-	// operator command for one yet: an operator's stand-in caller acting
-	// for merchant A with its secret goes through the same rules.
-	operator := &payment.Caller{Token: &payment.AppToken{MerchantID: f.merchantA}, WithSecret: true}
-	if f.tokA, err = f.svc.CreateAppToken(ctx, operator, uuid.Nil, payment.NewAppToken{}); err != nil {
+	if f.tokA, err = f.svc.IssueMerchantAppToken(ctx, f.merchantA, payment.NewAppToken{}); err != nil {
 		return err
 	}
 

@@ -24,7 +24,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c, err := f.svc.Authenticate(ctx, auth, "")
-		if err != nil || !c.WithSecret {
+		if err != nil || !c.WithSecret() {
 			b.Fatalf("Authenticate: %v, %v", c, err)
 		}
 	}

@@ -121,7 +121,7 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			Key:        key,
 			Method:     r.Method,
 			Target:     r.URL.RequestURI(),
-			WithSecret: auth.caller.WithSecret,
+			WithSecret: auth.caller.WithSecret(),
 			Body:       body,
 		})
 		switch {

@@ -222,25 +222,8 @@ func TestIdempotencyScopes(t *testing.T) {
 	}
 	sameScope := "Bearer " + other.Token.Secret + "." + other.Token.JWT
 	wantAnswer(t, f.do(t, http.MethodPost, f.tokensPath(), key, sameScope, newTokenBody), http.StatusCreated, "retrieved_idempotent_response")
-
-	// A live token of the store, or another store, is another account.
-
-	caller, err := f.svc.Authenticate(t.Context(), f.auth, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	liveCaller := *caller
-	liveToken := *caller.Token
-	liveToken.Mode = payment.ModeLive
-	liveCaller.Token = &liveToken
-	if payment.IdempotencyScope(caller) == payment.IdempotencyScope(&liveCaller) {
-		t.Fatal("test and live tokens of a store share an idempotency scope")
-	}
-	otherStore := *caller.Token
-	otherStore.StoreID = payment.NewID()
-	if payment.IdempotencyScope(caller) == payment.IdempotencyScope(&payment.Caller{Token: &otherStore}) {
-		t.Fatal("two stores share an idempotency scope")
-	}
+	// That a live token of the store, or another store, is another account
+	// is TestIdempotencyScopeSeparatesAccounts in server/payment.
 }
 
 func TestIdempotencyKeyTooLong(t *testing.T) {

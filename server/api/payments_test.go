@@ -149,8 +149,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	f.a2 = issue(a2.ID, payment.ModeTest)
 	f.np = issue(np.ID, payment.ModeTest, "np-shop.example")
 	f.b1 = issue(b1.ID, payment.ModeTest, "shop-b.example")
-	operator := &payment.Caller{Token: &payment.AppToken{MerchantID: mA.ID}, WithSecret: true}
-	if f.merchA, err = f.svc.CreateAppToken(ctx, operator, uuid.Nil, payment.NewAppToken{}); err != nil {
+	if f.merchA, err = f.svc.IssueMerchantAppToken(ctx, mA.ID, payment.NewAppToken{}); err != nil {
 		tb.Fatal(err)
 	}
 	return f

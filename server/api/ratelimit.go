@@ -57,14 +57,15 @@ func (s *Server) subject(r *http.Request) string {
 	if c == nil {
 		return "ip:" + ip
 	}
-	owner := "store:" + c.Token.StoreID.String()
-	if c.Token.IsMerchantToken() {
-		owner = "merchant:" + c.Token.MerchantID.String()
+	tok := c.Token()
+	owner := "store:" + tok.StoreID.String()
+	if tok.IsMerchantToken() {
+		owner = "merchant:" + tok.MerchantID.String()
 	}
-	if !c.WithSecret {
+	if !c.WithSecret() {
 		owner += "/ip:" + ip
 	}
-	return owner + "/mode:" + string(c.Token.Mode)
+	return owner + "/mode:" + string(tok.Mode)
 }
 
 func (s *Server) clientIP(r *http.Request) string {

@@ -92,7 +92,7 @@ func (s *Service) appTokenOwner(ctx context.Context, tx Tx, c *Caller, storeID u
 		return AppTokenFilter{}, err
 	}
 	if storeID == uuid.Nil {
-		if !c.Token.IsMerchantToken() {
+		if !c.token.IsMerchantToken() {
 			return AppTokenFilter{}, Errorf(CodeInvalidPermissions, "merchant app tokens need a merchant app token")
 		}
 		return AppTokenFilter{MerchantID: c.MerchantID()}, nil
@@ -117,11 +117,11 @@ func (s *Service) CreateAppToken(ctx context.Context, c *Caller, storeID uuid.UU
 		if err != nil {
 			return err
 		}
-		if c.Token.Mode == ModeTest && p.Mode == ModeLive {
+		if c.token.Mode == ModeTest && p.Mode == ModeLive {
 			// A test credential must not be a way to live credentials.
 			return Errorf(CodeInvalidPermissions, "a test-mode app token cannot create live-mode tokens")
 		}
-		issued, err = s.createAppToken(ctx, tx, owner.MerchantID, owner.StoreID, c.Token.ID, p)
+		issued, err = s.createAppToken(ctx, tx, owner.MerchantID, owner.StoreID, c.token.ID, p)
 		return err
 	})
 	return issued, err
@@ -183,6 +183,25 @@ func (s *Service) IssueStoreAppToken(ctx context.Context, storeID uuid.UUID, p N
 			return err
 		}
 		issued, err = s.createAppToken(ctx, tx, st.MerchantID, st.ID, uuid.Nil, p)
+		return err
+	})
+	return issued, err
+}
+
+// IssueMerchantAppToken creates a merchant token for an operator, without
+// an API caller: the only way to a merchant's first merchant token, since
+// through the API only a merchant token may create one.
+func (s *Service) IssueMerchantAppToken(ctx context.Context, merchantID uuid.UUID, p NewAppToken) (*IssuedAppToken, error) {
+	p, err := s.checkNewAppToken(p)
+	if err != nil {
+		return nil, err
+	}
+	var issued *IssuedAppToken
+	err = s.storage.Update(ctx, func(tx Tx) error {
+		if _, err := tx.Merchant(ctx, merchantID); err != nil {
+			return err
+		}
+		issued, err = s.createAppToken(ctx, tx, merchantID, uuid.Nil, uuid.Nil, p)
 		return err
 	})
 	return issued, err

@@ -11,8 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
@@ -62,11 +60,14 @@ func newAuthFixture(tb testing.TB) *authFixture {
 	if fx.revoked, err = svc.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
 		tb.Fatal(err)
 	}
-	operator := &payment.Caller{Token: &payment.AppToken{MerchantID: m.ID}, WithSecret: true}
-	if fx.merchant, err = svc.CreateAppToken(ctx, operator, uuid.Nil, payment.NewAppToken{}); err != nil {
+	if fx.merchant, err = svc.IssueMerchantAppToken(ctx, m.ID, payment.NewAppToken{}); err != nil {
 		tb.Fatal(err)
 	}
-	if err := svc.RevokeAppToken(ctx, &payment.Caller{Token: fx.merchant.AppToken, WithSecret: true}, st.ID, fx.revoked.ID); err != nil {
+	merchant, err := svc.Authenticate(ctx, "Bearer "+fx.merchant.Secret+"."+fx.merchant.JWT, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := svc.RevokeAppToken(ctx, merchant, st.ID, fx.revoked.ID); err != nil {
 		tb.Fatal(err)
 	}
 	return fx
@@ -194,7 +195,7 @@ func FuzzAuthenticate(f *testing.F) {
 			if err != nil {
 				t.Fatalf("Authenticate(%q, %q): %v, want the %s token", header, origin, err, kindOf(fx, want))
 			}
-			if c == nil || c.Token == nil || c.Token.ID != want.ID || c.WithSecret != withSecret || c.Origin != origin {
+			if c == nil || c.Token().ID != want.ID || c.WithSecret() != withSecret || c.Origin() != origin {
 				t.Fatalf("Authenticate(%q, %q) = %+v, want the %s token, WithSecret %v", header, origin, c, kindOf(fx, want), withSecret)
 			}
 			return
@@ -237,10 +238,10 @@ func kindOf(fx *authFixture, tok *payment.IssuedAppToken) string {
 }
 
 func tokenID(c *payment.Caller) any {
-	if c == nil || c.Token == nil {
+	if c == nil {
 		return nil
 	}
-	return c.Token.ID
+	return c.Token().ID
 }
 
 // FuzzOriginAllowed checks OriginAllowed over domains as app tokens store

@@ -111,7 +111,7 @@ func (p *NewCharge) check(c *Caller) error {
 		switch {
 		case p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode]:
 			v.Add("three_ds.mode", ReasonInvalidFormat)
-		case p.ThreeDS.Mode == "skip" && !c.WithSecret:
+		case p.ThreeDS.Mode == "skip" && !c.withSecret:
 			v.Add("three_ds.mode", "FORBIDDEN_PARAMETER")
 		}
 		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
@@ -175,7 +175,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		StoreID:               storeID,
 		MerchantID:            c.MerchantID(),
 		TokenID:               p.TokenID,
-		Mode:                  c.Token.Mode,
+		Mode:                  c.token.Mode,
 		RequestedAmount:       p.Amount,
 		Currency:              cur.Code,
 		Capture:               p.Capture == nil || *p.Capture,
@@ -203,7 +203,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		switch {
 		case tok.StoreID != storeID:
 			return Errorf(CodeTokenForWrongStore, "the transaction token belongs to another store")
-		case tok.Mode != c.Token.Mode:
+		case tok.Mode != c.token.Mode:
 			return Errorf(CodeProcessingModeMismatch, "the transaction token was made in another mode")
 		case !tok.Active:
 			return Errorf(CodeTokenExpired, "the transaction token was deleted")
@@ -211,10 +211,10 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 			return Errorf(CodeNotOneTimeToken, "subscription tokens are charged through subscriptions")
 		case tok.Type == OneTime && tok.Used:
 			return Errorf(CodeTransactionAlreadyDone, "this one-time token has already been charged")
-		case !c.WithSecret && !browserMayCharge(tok, now):
+		case !c.withSecret && !browserMayCharge(tok, now):
 			return Errorf(CodeInvalidPermissions, "charging a stored token requires the app token's secret")
 		}
-		if c.Token.Mode == ModeLive && !s.processor.SupportsLive() {
+		if c.token.Mode == ModeLive && !s.processor.SupportsLive() {
 			return Errorf(CodeNoGatewaysAvailable, "no live acquirer is configured")
 		}
 		if ch.Mode == ModeTest {
@@ -280,7 +280,7 @@ func (s *Service) visibleCharge(ctx context.Context, tx Tx, c *Caller, storeID, 
 	if err != nil {
 		return nil, err
 	}
-	if ch.StoreID != storeID || ch.Mode != c.Token.Mode {
+	if ch.StoreID != storeID || ch.Mode != c.token.Mode {
 		return nil, NotFound("charge")
 	}
 	return ch, nil

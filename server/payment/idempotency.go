@@ -144,11 +144,11 @@ func NewIdempotency(store IdempotencyStore, clock Clock, cfg IdempotencyConfig) 
 // IdempotencyScope is the account a caller's keys live in: its merchant,
 // its store (none for a merchant token) and its mode.
 func IdempotencyScope(c *Caller) string {
-	s := "merchant:" + c.Token.MerchantID.String()
-	if !c.Token.IsMerchantToken() {
-		s += "/store:" + c.Token.StoreID.String()
+	s := "merchant:" + c.token.MerchantID.String()
+	if !c.token.IsMerchantToken() {
+		s += "/store:" + c.token.StoreID.String()
 	}
-	return s + "/mode:" + string(c.Token.Mode)
+	return s + "/mode:" + string(c.token.Mode)
 }
 
 // ValidIdempotencyKey checks a key: present and at most

@@ -87,45 +87,6 @@ func (s *Service) appTokenQuota() Quota {
 	return Quota{Resource: "app_token", Limit: s.limits.AppTokens}
 }
 
-// Caller is who an API request acts for: an app token, and whether its
-// secret came along (server use) or not (browser use from Origin).
-type Caller struct {
-	Token      *AppToken
-	WithSecret bool
-	Origin     string
-}
-
-// MerchantID is the merchant the caller acts for.
-func (c *Caller) MerchantID() uuid.UUID { return c.Token.MerchantID }
-
-// canSeeStore reports whether the caller may act on the store: a store
-// token on its own store, a merchant token on all its merchant's.
-func (c *Caller) canSeeStore(st *Store) bool {
-	if st.MerchantID != c.Token.MerchantID {
-		return false
-	}
-	return c.Token.IsMerchantToken() || c.Token.StoreID == st.ID
-}
-
-// requireSecret refuses browser use of operations that only a merchant's
-// server may perform.
-func (c *Caller) requireSecret() error {
-	if !c.WithSecret {
-		return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
-	}
-	return nil
-}
-
-// ownMode narrows a list's mode filter to the caller's mode: a token sees
-// only objects of its own mode, as Stripe's test and live keys do. ok is
-// false when the filter asks for the other mode, whose answer is empty.
-func (c *Caller) ownMode(requested Mode) (mode Mode, ok bool) {
-	if requested != "" && requested != c.Token.Mode {
-		return "", false
-	}
-	return c.Token.Mode, true
-}
-
 // Authenticate checks an Authorization header value and the request's
 // Origin. It answers AUTH_HEADER_MISSING, INVALID_APP_TOKEN or
 // INVALID_DOMAIN, never anything that tells a guesser which part was wrong.
@@ -170,7 +131,7 @@ func (s *Service) Authenticate(ctx context.Context, authorization, origin string
 		if !hmac.Equal(s.hashSecret(secret), tok.SecretHash) {
 			return nil, invalid
 		}
-		return &Caller{Token: tok, WithSecret: true, Origin: origin}, nil
+		return &Caller{token: tok, withSecret: true, origin: origin}, nil
 	}
 	// Without a secret the token is a browser credential: it only works
 	// from a page on one of its domains (or on the gateway's own pages).
@@ -180,13 +141,12 @@ func (s *Service) Authenticate(ctx context.Context, authorization, origin string
 	if !s.originAllowed(tok, origin) {
 		return nil, Errorf(CodeInvalidDomain, "the request's origin is not one of the app token's domains")
 	}
-	return &Caller{Token: tok, Origin: origin}, nil
+	return &Caller{token: tok, origin: origin}, nil
 }
 
-// BrowserAppToken checks a store app token meant for browser use (the
-// widget's appId): signature, not revoked, a store token. The gateway's
-// pages use it to decide who may embed them.
-func (s *Service) BrowserAppToken(ctx context.Context, jwt string) (*AppToken, error) {
+// browserAppToken checks a store app token meant for browser use (the
+// widget's appId): signature, not revoked, a store token.
+func (s *Service) browserAppToken(ctx context.Context, jwt string) (*AppToken, error) {
 	invalid := Errorf(CodeInvalidAppToken, "invalid app token")
 	claims, err := s.parseJWT(strings.TrimSpace(jwt))
 	if err != nil {
@@ -218,7 +178,7 @@ func (s *Service) originAllowed(tok *AppToken, origin string) bool {
 // OriginAllowedFor reports whether the caller's browser origin may read the
 // API's answers (CORS): only the token's domains and the gateway itself.
 func (s *Service) OriginAllowedFor(c *Caller, origin string) bool {
-	return s.originAllowed(c.Token, origin)
+	return s.originAllowed(c.token, origin)
 }
 
 func (s *Service) hashSecret(secret string) []byte {

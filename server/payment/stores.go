@@ -21,8 +21,8 @@ func (s *Service) Me(ctx context.Context, c *Caller) (*Merchant, error) {
 // Stores lists the stores the caller can act on: all of a merchant token's
 // merchant, or a store token's own store.
 func (s *Service) Stores(ctx context.Context, c *Caller, p ListParams) (Page[*Store], error) {
-	if !c.Token.IsMerchantToken() {
-		st, err := s.Store(ctx, c, c.Token.StoreID)
+	if !c.token.IsMerchantToken() {
+		st, err := s.Store(ctx, c, c.token.StoreID)
 		if err != nil {
 			return Page[*Store]{}, err
 		}
@@ -88,14 +88,14 @@ type CheckoutInfo struct {
 // CheckoutInfo returns the payment settings of a store token's store.
 // Merchant tokens have no single store and are refused.
 func (s *Service) CheckoutInfo(ctx context.Context, c *Caller) (*CheckoutInfo, error) {
-	if c.Token.IsMerchantToken() {
+	if c.token.IsMerchantToken() {
 		return nil, Errorf(CodeInvalidPermissions, "checkout info needs a store app token")
 	}
-	st, err := s.Store(ctx, c, c.Token.StoreID)
+	st, err := s.Store(ctx, c, c.token.StoreID)
 	if err != nil {
 		return nil, err
 	}
-	return &CheckoutInfo{Store: st, Mode: c.Token.Mode}, nil
+	return &CheckoutInfo{Store: st, Mode: c.token.Mode}, nil
 }
 
 // CustomerID returns the customer UUID a store uses for one of its own

@@ -131,17 +131,17 @@ type NewToken struct {
 // own pages (the widget frame, the link form): a browser request without a
 // secret whose origin is the gateway itself.
 func (s *Service) fromGatewayPage(c *Caller) bool {
-	return !c.WithSecret && c.Origin != "" && s.publicOrigin != "" &&
-		strings.EqualFold(strings.TrimRight(c.Origin, "/"), s.publicOrigin)
+	return !c.withSecret && c.origin != "" && s.publicOrigin != "" &&
+		strings.EqualFold(strings.TrimRight(c.origin, "/"), s.publicOrigin)
 }
 
 // storeCaller returns the store a store token acts for; merchant tokens
 // cannot create payments (reference §1.3).
 func storeCaller(c *Caller) (uuid.UUID, error) {
-	if c.Token.IsMerchantToken() {
+	if c.token.IsMerchantToken() {
 		return uuid.Nil, Errorf(CodeInvalidPermissions, "this operation needs a store app token")
 	}
-	return c.Token.StoreID, nil
+	return c.token.StoreID, nil
 }
 
 func validEmail(s string) bool {
@@ -229,14 +229,14 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		return nil, err
 	}
 	number := card.Digits(p.Card.Number)
-	if c.Token.Mode == ModeLive && s.processor.IsTestCard(number) {
+	if c.token.Mode == ModeLive && s.processor.IsTestCard(number) {
 		return nil, Errorf(CodeNoTestCardInLiveMode, "test cards cannot be used in live mode")
 	}
 	tok := &TransactionToken{
 		ID:          NewID(),
 		StoreID:     storeID,
 		MerchantID:  c.MerchantID(),
-		Mode:        c.Token.Mode,
+		Mode:        c.token.Mode,
 		PaymentType: p.PaymentType,
 		Type:        p.Type,
 		UsageLimit:  p.UsageLimit,
@@ -255,7 +255,7 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		},
 		CVVAuthorize: p.Card.CVVAuthorize,
 		ThreeDS:      p.Card.ThreeDS,
-		FromBrowser:  !c.WithSecret,
+		FromBrowser:  !c.withSecret,
 		CreatedOn:    now,
 		UpdatedOn:    now,
 	}
@@ -307,7 +307,7 @@ func (s *Service) visibleToken(ctx context.Context, tx Tx, c *Caller, storeID, i
 	if err != nil {
 		return nil, err
 	}
-	if tok.StoreID != storeID || tok.Mode != c.Token.Mode {
+	if tok.StoreID != storeID || tok.Mode != c.token.Mode {
 		return nil, NotFound("transaction token")
 	}
 	return tok, nil
@@ -367,10 +367,10 @@ func (s *Service) Tokens(ctx context.Context, c *Caller, storeID uuid.UUID, f To
 // token without a store in the path, all of the merchant's.
 func (s *Service) listScope(ctx context.Context, tx Tx, c *Caller, storeID uuid.UUID) (AppTokenFilter, error) {
 	if storeID == uuid.Nil {
-		if c.Token.IsMerchantToken() {
+		if c.token.IsMerchantToken() {
 			return AppTokenFilter{MerchantID: c.MerchantID()}, nil
 		}
-		return AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.Token.StoreID}, nil
+		return AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.token.StoreID}, nil
 	}
 	st, err := s.visibleStore(ctx, tx, c, storeID)
 	if err != nil {

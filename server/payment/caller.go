@@ -1,0 +1,69 @@
+package payment
+
+import (
+	"slices"
+
+	"github.com/google/uuid"
+)
+
+// Caller is who a request acts for: an app token, and whether its secret
+// came along (a merchant's server) or not (a browser, from Origin). Only
+// this package makes one — Authenticate for API requests, BrowserCaller for
+// the gateway's own pages — so that what a caller may do is decided here and
+// nowhere else. Other packages read it through its methods.
+type Caller struct {
+	token      *AppToken
+	withSecret bool
+	origin     string
+}
+
+// Token returns a copy of the caller's app token: changing it changes
+// nothing the caller may do.
+func (c *Caller) Token() *AppToken {
+	t := *c.token
+	t.Domains = slices.Clone(t.Domains)
+	t.SecretHash = slices.Clone(t.SecretHash)
+	if t.RevokedOn != nil {
+		r := *t.RevokedOn
+		t.RevokedOn = &r
+	}
+	return &t
+}
+
+// WithSecret reports whether the request carried the token's secret: a
+// merchant's server rather than a browser.
+func (c *Caller) WithSecret() bool { return c.withSecret }
+
+// Origin is the browser origin the request came from, "" for none.
+func (c *Caller) Origin() string { return c.origin }
+
+// MerchantID is the merchant the caller acts for.
+func (c *Caller) MerchantID() uuid.UUID { return c.token.MerchantID }
+
+// canSeeStore reports whether the caller may act on the store: a store
+// token on its own store, a merchant token on all its merchant's.
+func (c *Caller) canSeeStore(st *Store) bool {
+	if st.MerchantID != c.token.MerchantID {
+		return false
+	}
+	return c.token.IsMerchantToken() || c.token.StoreID == st.ID
+}
+
+// requireSecret refuses browser use of operations that only a merchant's
+// server may perform.
+func (c *Caller) requireSecret() error {
+	if !c.withSecret {
+		return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
+	}
+	return nil
+}
+
+// ownMode narrows a list's mode filter to the caller's mode: a token sees
+// only objects of its own mode, as Stripe's test and live keys do. ok is
+// false when the filter asks for the other mode, whose answer is empty.
+func (c *Caller) ownMode(requested Mode) (mode Mode, ok bool) {
+	if requested != "" && requested != c.token.Mode {
+		return "", false
+	}
+	return c.token.Mode, true
+}
