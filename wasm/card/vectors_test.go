@@ -218,7 +218,7 @@ type runeClass struct {
 func classify(r rune) runeClass {
 	s := string(r)
 	return runeClass{
-		Assigned: unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C),
+		Assigned: !unicode.Is(unicode.Cn, r),
 		Digit:    Digits(s),
 		InNumber: NumberState("4242424242424242" + s),
 		Name:     CardholderState(s),
