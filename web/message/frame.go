@@ -1,0 +1,166 @@
+package message
+
+// Frame is the widget frame's page: the card form merchants embed, served
+// by the gateway (GET /widget/frame), and its error page. The amount on
+// the pay button is an Amount.
+var Frame = newTable("widget frame", map[string]Text{
+	"title": {"Card payment", "カード決済"},
+	"close": {"Close", "閉じる"},
+	"test":  {"Test mode", "テストモード"},
+	"testHint": {
+		"No real charge is made. Try 4000\u00a00200\u00a00000\u00a00000 with any future date and any CVC.",
+		"実際の請求は発生しません。テストカード 4000\u00a00200\u00a00000\u00a00000 と、未来の有効期限、任意のセキュリティコードでお試しください。",
+	},
+	"accepted": {"Accepted cards", "ご利用いただけるカード"},
+	"email":    {"Email", "メールアドレス"},
+	"emailPh":  {"you@example.com", "you@example.com"},
+	"number":   {"Card number", "カード番号"},
+	"exp":      {"Expiry date", "有効期限"},
+	"expPh":    {"MM / YY", "MM / YY"},
+	"cvc":      {"Security code", "セキュリティコード"},
+	"cvcHint": {
+		"3 digits on the back, or 4 on the front for American Express",
+		"カード裏面の3桁（American Express は表面の4桁）",
+	},
+	"name":      {"Cardholder name", "カード名義人"},
+	"namePh":    {"TARO YAMADA", "TARO YAMADA"},
+	"payAmount": {"Pay %s", "%s を支払う"},
+	"pay":       {"Pay", "支払う"},
+	"saveCard":  {"Save card", "カードを登録する"},
+	"secured":   {"Payments secured by Kessai", "Kessai による安全な決済"},
+	"noscript": {
+		"Please turn on JavaScript to pay by card.",
+		"カードでお支払いいただくには JavaScript を有効にしてください。",
+	},
+	"errTitle": {"This payment form cannot be shown", "決済フォームを表示できません"},
+	"errToken": {
+		"The shop's payment settings are not valid (app token). Please contact the shop.",
+		"ショップの決済設定（アプリトークン）が正しくありません。ショップにお問い合わせください。",
+	},
+	"errOrigin": {
+		"This page is not allowed to show the shop's payment form. Please contact the shop.",
+		"このページではショップの決済フォームを表示できません。ショップにお問い合わせください。",
+	},
+	"errParams": {
+		"The payment details sent by the shop are incomplete or not valid. Please contact the shop.",
+		"ショップから送られたお支払い情報が不足しているか正しくありません。ショップにお問い合わせください。",
+	},
+	"errCards": {
+		"Card payments are not available for this shop.",
+		"このショップではカード決済をご利用いただけません。",
+	},
+	"errSubscription": {
+		"Subscriptions cannot be paid with this form yet. Please contact the shop.",
+		"このフォームでは定期課金をまだご利用いただけません。ショップにお問い合わせください。",
+	},
+})
+
+// FrameScript is what the scripts of the widget frame show: widget.js
+// (the outcome of a payment, the e-mail field, the card fields until the
+// WebAssembly runs) and the WebAssembly (the card fields). The frame
+// embeds the whole table, in the page's language, in its configuration, so
+// neither script has texts of its own.
+//
+// The card fields' keys are "<field>.<state>": number, exp, cvc and name,
+// each required (empty on submit), incomplete (more typing can still make
+// it right), invalid, and for the expiry expired; field.generic is for a
+// state without a text of its own. The Japanese of these is what a
+// Japanese checkout says beside a field: polite, short, no full stop.
+var FrameScript = newTable("widget frame scripts", map[string]Text{
+	"number.required":   {"Enter the card number.", "カード番号を入力してください"},
+	"number.invalid":    {"The card number is not valid.", "カード番号が正しくありません"},
+	"number.incomplete": {"The card number is incomplete.", "カード番号の桁数が足りません"},
+	"exp.required":      {"Enter the expiration date as MM/YY.", "有効期限を MM/YY の形式で入力してください"},
+	"exp.incomplete":    {"Enter the expiration date as MM/YY.", "有効期限を MM/YY の形式で入力してください"},
+	"exp.invalid":       {"The expiration date is not valid.", "有効期限が正しくありません"},
+	"exp.expired":       {"This card has expired.", "このカードは有効期限が切れています"},
+	"cvc.required":      {"Enter the security code.", "セキュリティコードを入力してください"},
+	"cvc.incomplete":    {"The security code is incomplete.", "セキュリティコードの桁数が足りません"},
+	"cvc.invalid":       {"The security code is not valid.", "セキュリティコードが正しくありません"},
+	"name.required":     {"Enter the cardholder name.", "カード名義人を入力してください"},
+	"name.invalid": {
+		"Enter the cardholder name as shown on the card, up to 64 characters.",
+		"カード名義人はカードに記載のとおり64文字以内で入力してください",
+	},
+	"field.generic": {"Please check this field.", "入力内容をご確認ください"},
+
+	"email.required": {"Enter your email address.", "メールアドレスを入力してください"},
+	"email.invalid": {
+		"Enter a valid email address.",
+		"正しいメールアドレスを入力してください",
+	},
+	"declined": {
+		"Your card was declined. Please try another card or contact your card issuer.",
+		"カードが承認されませんでした。別のカードをお試しいただくか、カード会社にお問い合わせください。",
+	},
+	"expiredCard": {
+		"This card has expired. Please use another card.",
+		"このカードは有効期限が切れています。別のカードをご利用ください。",
+	},
+	"incorrectCvc": {
+		"The security code is incorrect. Please check it and try again.",
+		"セキュリティコードが正しくありません。ご確認のうえ、もう一度お試しください。",
+	},
+	"contactBank": {
+		"Your card issuer declined the payment. Please contact them or use another card.",
+		"カード会社によりお支払いが承認されませんでした。カード会社にお問い合わせいただくか、別のカードをご利用ください。",
+	},
+	"threeDS": {
+		"Card authentication (3-D Secure) failed. Please try again or use another card.",
+		"本人認証（3Dセキュア）に失敗しました。もう一度お試しいただくか、別のカードをご利用ください。",
+	},
+	"processing": {
+		"The payment could not be processed. Please try again in a moment.",
+		"決済を処理できませんでした。しばらくしてからもう一度お試しください。",
+	},
+	"tooQuick": {
+		"This card was just used. Please wait a moment before trying it again.",
+		"このカードは直前に使用されています。少し時間をおいてからもう一度お試しください。",
+	},
+	"tooMany": {
+		"Too many attempts. Please wait a minute and try again.",
+		"試行回数が多すぎます。1分ほどおいてからもう一度お試しください。",
+	},
+	"network": {
+		"Could not reach the payment server. Check your connection and try again.",
+		"決済サーバーに接続できませんでした。通信環境をご確認のうえ、もう一度お試しください。",
+	},
+	"config": {
+		"This payment form is not set up correctly. Please contact the shop.",
+		"決済フォームの設定に問題があります。ショップにお問い合わせください。",
+	},
+	"amount": {
+		"This amount cannot be paid by card here. Please contact the shop.",
+		"この金額はカードでお支払いいただけません。ショップにお問い合わせください。",
+	},
+	"testCardLive": {
+		"Test cards cannot be used for real payments. Please use your own card.",
+		"テストカードは実際のお支払いにはご利用いただけません。お手持ちのカードをご利用ください。",
+	},
+	"expired": {
+		"This payment session has expired. Please try again.",
+		"お支払いの有効期限が切れました。もう一度お試しください。",
+	},
+	"unavailable": {
+		"Card payments are not available right now. Please try again later.",
+		"現在カード決済をご利用いただけません。しばらくしてからもう一度お試しください。",
+	},
+	"generic": {
+		"Something went wrong. Please try again.",
+		"エラーが発生しました。もう一度お試しください。",
+	},
+	"awaiting": {
+		"Waiting for confirmation from your card issuer…",
+		"カード会社の確認を待っています…",
+	},
+	"busy":       {"A payment is already in progress.", "お支払いの処理中です。"},
+	"paid":       {"Payment complete", "お支払いが完了しました"},
+	"authorized": {"Payment authorised", "与信が完了しました"},
+	"saved":      {"Card saved", "カード情報を登録しました"},
+	"doneHint":   {"Thank you.", "ありがとうございました。"},
+	"working":    {"Processing…", "処理中…"},
+	"timeout": {
+		"The payment is taking longer than expected. Please check with the shop before trying again.",
+		"お支払いの処理に時間がかかっています。再度お試しになる前にショップにご確認ください。",
+	},
+})
