@@ -7,13 +7,15 @@ package main
 //
 // or go test -run '^$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$' -benchmem ./server/
 //
-// Both benchmarks set up a gateway the way the binary does (open in
-// serve.go): kessai.db through sqlite.Open (WAL, synchronous=FULL, one
-// writer connection), keys generated into the temp data directory, the
-// demo account seeded. Differences from the binary, on purpose: logs are
-// discarded, the daily test-charge quota is lifted (b.N exceeds the 1440 a
-// day of the default limits), rate limiting and idempotency are off, and
-// the sandbox acquirer has no latency.
+// Both benchmarks run the gateway the binary runs, started by the same
+// function (startGateway, through start in serve.go): kessai.db through
+// sqlite.Open (WAL, synchronous=FULL, one writer connection), keys
+// generated into the temp data directory, the demo account seeded, the
+// worker, the limiters and idempotency in front of the API. Differences
+// from the binary, on purpose: logs are discarded, the daily test-charge
+// quota is lifted (b.N exceeds the 1440 a day of the default limits), the
+// rate limits are raised to their ceiling so that they count but never
+// refuse, and the sandbox acquirer has no latency.
 
 import (
 	"bytes"
@@ -21,91 +23,37 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/api"
-	"github.com/kessai/kessai/server/jwt"
-	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sandbox"
-	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/limit"
 )
 
-// benchGateway is a gateway on a temp data dir, served by httptest.
+// benchGateway is a test gateway with a client sized for the benchmark's
+// concurrency.
 type benchGateway struct {
-	db     *sqlite.DB
-	srv    *httptest.Server
+	*testGateway
 	client *http.Client
-	auth   string
-	store  string
 }
 
 func newBenchGateway(b *testing.B) *benchGateway {
 	b.Helper()
-	ctx := context.Background()
-	cfg := config{DataDir: b.TempDir()}
-	master, err := masterKey(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	codec, err := jwt.NewCodec(deriveKey(master, "app-token-jwt"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cardKey, retired, err := cardKeys(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	vault, err := aesgcm.New(cardKey, retired...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	limits := payment.DefaultResourceLimits()
-	limits.TestChargesPerDay = math.MaxInt32
-	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
-		SecretKey:    deriveKey(master, "app-token-secret"),
-		PublicOrigin: "http://127.0.0.1",
-		Limits:       limits,
-		Vault:        vault,
-		Processor:    sandbox.Processor{},
-	})
-	demo, err := svc.SeedDemo(ctx, nil)
-	if err != nil || demo == nil {
-		b.Fatalf("SeedDemo: %v, %v", demo, err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	workerCtx, stopWorker := context.WithCancel(ctx)
-	workerDone := make(chan struct{})
-	go func() {
-		defer close(workerDone)
-		svc.RunWorker(workerCtx, time.Second, log)
-	}()
-	b.Cleanup(func() { stopWorker(); <-workerDone })
-	srv := httptest.NewServer(api.New(api.Config{Service: svc, Logger: log}))
-	b.Cleanup(srv.Close)
-	return &benchGateway{
-		db:     db,
-		srv:    srv,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
-		auth:   "Bearer " + demo.Token.Secret + "." + demo.Token.JWT,
-		store:  demo.StoreID.String(),
-	}
+	g := startGateway(b, gatewayOptions{quiet: true, configure: func(c *config) {
+		c.Resources.TestChargesPerDay = math.MaxInt32
+		ceiling := limit.Rule{Burst: limit.MaxRuleValue, BurstRefillPerMinute: limit.MaxRuleValue, PerMinute: limit.MaxRuleValue}
+		c.Rates = limit.Rules{Charge: ceiling, Route: ceiling, Exact: ceiling}
+	}})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(client.CloseIdleConnections)
+	return &benchGateway{testGateway: g, client: client}
 }
 
 func (g *benchGateway) post(path string, body []byte, want int) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodPost, g.srv.URL+path, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, g.url+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +74,7 @@ func (g *benchGateway) post(path string, body []byte, want int) ([]byte, error) 
 // pending counts charges the worker has not finished yet (at most one
 // page's worth: only zero matters).
 func (g *benchGateway) pending() (int, error) {
-	req, err := http.NewRequest(http.MethodGet, g.srv.URL+"/stores/"+g.store+"/charges?status=pending&limit=100", nil)
+	req, err := http.NewRequest(http.MethodGet, g.url+"/stores/"+g.storeID+"/charges?status=pending&limit=100", nil)
 	if err != nil {
 		return 0, err
 	}
@@ -171,9 +119,7 @@ func BenchmarkCreateCharge(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if err := waitDrained(g); err != nil {
-		b.Fatal(err)
-	}
+	waitDrained(b, g)
 
 	var failed atomic.Value
 	b.SetParallelism(4)
@@ -189,9 +135,7 @@ func BenchmarkCreateCharge(b *testing.B) {
 		}
 	})
 	accepted := time.Since(start)
-	if err := waitDrained(g); err != nil {
-		b.Fatal(err)
-	}
+	waitDrained(b, g)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
@@ -223,18 +167,16 @@ func benchCharge(g *benchGateway) error {
 	return err
 }
 
-func waitDrained(g *benchGateway) error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+// waitDrained waits until the worker has finished every charge.
+func waitDrained(b *testing.B, g *benchGateway) {
+	b.Helper()
+	kessaitest.WaitFor(b, 5*time.Minute, "the worker to finish every charge", func() bool {
 		n, err := g.pending()
-		if err != nil || n == 0 {
-			return err
+		if err != nil {
+			b.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d charges still pending", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return n == 0
+	})
 }
 
 // BenchmarkSQLiteCommit is the floor for BenchmarkCreateCharge: the raw

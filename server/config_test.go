@@ -32,7 +32,7 @@ var numericVars = []struct {
 
 // clearConfigEnv unsets every KESSAI_ variable for the test, so that the
 // machine's environment does not leak in.
-func clearConfigEnv(t *testing.T) {
+func clearConfigEnv(t testing.TB) {
 	t.Helper()
 	for _, v := range numericVars {
 		t.Setenv(v.name, "")

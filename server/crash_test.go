@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kessai/kessai/server/kessaitest"
 )
 
 // TestCrashRecovery kills the gateway with SIGKILL while charges and
@@ -315,7 +317,7 @@ func TestCrashRecovery(t *testing.T) {
 		time.Since(start).Round(time.Millisecond), len(final), len(refunds), len(unknownTokens))
 }
 
-func freeTCPPort(t *testing.T) int {
+func freeTCPPort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -392,26 +394,22 @@ func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string)
 		}
 	})
 
-	deadline := time.Now().Add(20 * time.Second)
 	client := &http.Client{Timeout: time.Second}
-	for {
+	kessaitest.WaitFor(t, 20*time.Second, "the "+name+" gateway's heartbeat", func() bool {
 		select {
 		case <-g.done:
 			b, _ := os.ReadFile(logPath)
 			t.Fatalf("%s gateway exited before it was ready: %v\n%s", name, g.waitErr, b)
 		default:
 		}
-		if res, err := client.Get("http://" + addr + "/heartbeat"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return g
-			}
+		res, err := client.Get("http://" + addr + "/heartbeat")
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s gateway not ready within 20s", name)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return g
 }
 
 func (g *crashGateway) credentials(t *testing.T) credentials {
@@ -589,42 +587,40 @@ func (c *crashClient) pendingCharges() int {
 }
 
 // waitCharge long-polls a charge until it is final (or, for an auth-only
-// charge, authorized and not being captured), or until timeout.
+// charge, authorized and not being captured), and fails the test if it is
+// not within timeout.
 func (c *crashClient) waitCharge(id string, timeout time.Duration, want string) string {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var status string
+	kessaitest.WaitFor(c.t, timeout, "charge "+id+" to end "+want, func() bool {
 		var ch struct {
-			Status        string `json:"status"`
-			CaptureStatus string `json:"capture_status"`
+			Status string `json:"status"`
 		}
 		c.get("/stores/"+c.store+"/charges/"+id+"?polling=true", &ch)
-		switch ch.Status {
+		status = ch.Status
+		switch status {
 		case "successful", "failed", "error", "canceled":
-			return ch.Status
-		case "authorized":
-			if want == "authorized" {
-				return ch.Status
-			}
+			return true
 		}
-		if time.Now().After(deadline) {
-			return ch.Status
-		}
-	}
+		return status == "authorized" && want == "authorized"
+	})
+	return status
 }
 
+// waitRefund long-polls a refund until it is no longer pending, and fails
+// the test if it still is after timeout.
 func (c *crashClient) waitRefund(chargeID, id string, timeout time.Duration) string {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var status string
+	kessaitest.WaitFor(c.t, timeout, "refund "+id+" to finish", func() bool {
 		var rf struct {
 			Status string `json:"status"`
 		}
 		c.get("/stores/"+c.store+"/charges/"+chargeID+"/refunds/"+id+"?polling=true", &rf)
-		if rf.Status != "pending" || time.Now().After(deadline) {
-			return rf.Status
-		}
-	}
+		status = rf.Status
+		return status != "pending"
+	})
+	return status
 }
 
 // listAll walks every page of a list, newest first.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/kessai/kessai/server/aesgcm"
@@ -21,7 +22,8 @@ import (
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
-	"github.com/kessai/kessai/web"
+	"github.com/kessai/kessai/web/demo"
+	"github.com/kessai/kessai/web/hosted"
 )
 
 // gateway is everything a running Kessai holds.
@@ -30,12 +32,29 @@ type gateway struct {
 	log     *slog.Logger
 	db      *sqlite.DB
 	service *payment.Service
+	opts    options
 	// master is the key every other key is derived from (deriveKey).
 	master []byte
 }
 
+// options are what tests change about a gateway that configuration does
+// not reach. main passes none.
+type options struct {
+	// clock, when set, is the time every rule of the gateway reads: the
+	// service's, idempotency's and the rate limiters'.
+	clock payment.Clock
+}
+
+type option func(*options)
+
+func withClock(c payment.Clock) option { return func(o *options) { o.clock = c } }
+
 // open prepares the data directory, the store and the service.
-func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
+func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*gateway, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -59,14 +78,32 @@ func open(ctx context.Context, cfg config, log *slog.Logger) (*gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
+	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master}
+	g.service = payment.NewService(db, g.clock(), codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
 		PublicOrigin: cfg.publicOrigin(),
 		Vault:        vault,
 		Processor:    sandbox.Processor{Latency: cfg.SandboxLatency},
 		Limits:       cfg.Resources,
 	})
-	return &gateway{cfg: cfg, log: log, db: db, service: svc, master: master}, nil
+	return g, nil
+}
+
+func (g *gateway) clock() payment.Clock {
+	if g.opts.clock != nil {
+		return g.opts.clock
+	}
+	return payment.SystemClock{}
+}
+
+// limitClock is the rate limiters' clock. Without a test's clock it is nil,
+// which gives them the process clock with its monotonic reading: a step of
+// the wall clock must not refill or drain a bucket.
+func (g *gateway) limitClock() limit.Clock {
+	if g.opts.clock != nil {
+		return g.opts.clock
+	}
+	return nil
 }
 
 func newLogger(level slog.Level) *slog.Logger {
@@ -84,113 +121,182 @@ func serve(ctx context.Context, cfg config) error {
 // serveTo runs the gateway until ctx ends, printing the banner to out and
 // logging to logOut.
 func serveTo(ctx context.Context, cfg config, out, logOut io.Writer) error {
-	log := newLoggerTo(logOut, cfg.LogLevel)
-	g, err := open(ctx, cfg, log)
+	r, err := start(ctx, cfg, newLoggerTo(logOut, cfg.LogLevel))
 	if err != nil {
 		return err
 	}
-	defer g.db.Close()
+	return r.run(ctx, out)
+}
 
-	creds, err := g.demoCredentials(ctx)
+// running is a started gateway: its HTTP servers serve on bound listeners
+// and its background work is under way.
+type running struct {
+	*gateway
+	creds      *credentials
+	servers    []*http.Server
+	errc       chan error
+	background *background
+}
+
+// start opens the gateway and starts everything it runs: the background
+// work, then the HTTP servers on ports bound before it returns. What it
+// started is stopped again when it fails.
+func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_ *running, err error) {
+	g, err := open(ctx, cfg, log, opts...)
 	if err != nil {
-		return fmt.Errorf("first start: %w", err)
+		return nil, err
+	}
+	r := &running{gateway: g, background: newBackground()}
+	defer func() {
+		if err != nil {
+			r.background.stop()
+			g.db.Close()
+		}
+	}()
+
+	if r.creds, err = g.demoCredentials(ctx); err != nil {
+		return nil, fmt.Errorf("first start: %w", err)
 	}
 
 	// The worker finishes what requests started (and, after a restart, what
-	// a crash interrupted). It stops only after the HTTP servers have
-	// drained, so that nothing they accepted is left half-done.
-	workerCtx, stopWorker := context.WithCancel(context.Background())
-	workerDone := make(chan struct{})
-	go func() {
-		defer close(workerDone)
-		g.service.RunWorker(workerCtx, time.Second, log)
-	}()
-	defer func() {
-		stopWorker()
-		<-workerDone
-	}()
+	// a crash interrupted).
+	r.background.run(func(ctx context.Context) { g.service.RunWorker(ctx, time.Second, log) })
 
-	limiter := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys})
-	go limiter.SweepEvery(workerCtx, time.Minute)
-	idempotency := payment.NewIdempotency(g.db, payment.SystemClock{}, payment.IdempotencyConfig{
+	limiter := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys, Clock: g.limitClock()})
+	r.background.run(func(ctx context.Context) { limiter.SweepEvery(ctx, time.Minute) })
+	idempotency := payment.NewIdempotency(g.db, g.clock(), payment.IdempotencyConfig{
 		FingerprintKey: deriveKey(g.master, "idempotency-fingerprint"),
 		// Longer than any request may run (the write timeout), so that a
 		// reservation is only taken over once its request is surely gone.
 		LockTimeout: 90 * time.Second,
 	})
-	go sweepEvery(workerCtx, time.Hour, log, "idempotency keys", idempotency.Sweep)
+	r.background.run(func(ctx context.Context) {
+		sweepEvery(ctx, time.Hour, log, "idempotency keys", idempotency.Sweep)
+	})
+	pageLimiter := limit.NewMemory(limit.MemoryConfig{Clock: g.limitClock()})
+	r.background.run(func(ctx context.Context) { pageLimiter.SweepEvery(ctx, time.Minute) })
+	// One middleware chain for the API and the pages (api.Server.Layers
+	// names it).
 	apiServer := api.New(api.Config{
 		Service: g.service, Logger: log, PublicOrigin: cfg.publicOrigin(), PollWait: cfg.PollWait,
 		Idempotency: idempotency,
 		RateLimits:  api.RateLimits{Limiter: limiter, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
+		PageLimits:  api.PageLimits{Limiter: pageLimiter, PerMinute: cfg.PageRatePerMinute},
 	})
-	// Hosted pages and static files are not API requests: they carry no
-	// rate-limit headers, and a simple per-IP guard keeps them from being
-	// used to hammer the gateway.
-	pages := newPageGuard(cfg.PageRatePerMinute, cfg.TrustedProxies)
-	go pages.sweep(workerCtx)
-	gatewayPages, err := web.NewGateway(web.GatewayConfig{
+	// The widget's WebAssembly is compressed while the gateway already
+	// serves it (uncompressed until then).
+	go func() { _ = hosted.CompressLargeAssets(ctx) }()
+	gatewayPages, err := hosted.New(hosted.Config{
 		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: deriveKey(g.master, "hosted-page-sessions"),
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	gatewayMux := http.NewServeMux()
 	gatewayMux.Handle("/", apiServer)
-	for _, prefix := range web.GatewayPaths {
-		gatewayMux.Handle(prefix, apiServer.Observe(pages.wrap(gatewayPages)))
+	pagesHandler := apiServer.Pages(gatewayPages)
+	for _, prefix := range hosted.Paths {
+		gatewayMux.Handle(prefix, pagesHandler)
 	}
-	servers := []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
+	r.servers = []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
 	if cfg.DemoAddr != "" {
-		demo, err := web.NewDemo(web.DemoConfig{
-			GatewayURL: cfg.PublicURL, JWT: creds.JWT, Secret: creds.Secret, StoreID: creds.StoreID,
+		demo, err := demo.New(demo.Config{
+			GatewayURL: cfg.PublicURL, JWT: r.creds.JWT, Secret: r.creds.Secret, StoreID: r.creds.StoreID,
 			DataDir: cfg.DataDir, Logger: log,
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		servers = append(servers, newHTTPServer(cfg.DemoAddr, apiServer.Observe(pages.wrap(demo)), log))
+		r.servers = append(r.servers, newHTTPServer(cfg.DemoAddr, apiServer.Pages(demo), log))
 	}
 
 	// Bind every port before saying anything, so that what is printed is
 	// already reachable.
-	listeners := make([]net.Listener, 0, len(servers))
-	for _, srv := range servers {
+	listeners := make([]net.Listener, 0, len(r.servers))
+	for _, srv := range r.servers {
 		l, err := net.Listen("tcp", srv.Addr)
 		if err != nil {
 			for _, l := range listeners {
 				l.Close()
 			}
-			return err
+			return nil, err
 		}
 		listeners = append(listeners, l)
 	}
-	errc := make(chan error, len(servers))
-	for i, srv := range servers {
+	r.errc = make(chan error, len(r.servers))
+	for i, srv := range r.servers {
 		go func() {
 			if err := srv.Serve(listeners[i]); !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
+				r.errc <- err
 			}
 		}()
 	}
-	printBanner(out, cfg, creds)
-	log.Info("kessai started", "addr", cfg.Addr, "demo_addr", cfg.DemoAddr, "data_dir", cfg.DataDir)
+	return r, nil
+}
 
+// run prints the banner and serves until ctx ends or a server fails, then
+// shuts the gateway down.
+func (r *running) run(ctx context.Context, out io.Writer) error {
+	printBanner(out, r.cfg, r.creds)
+	r.log.Info("kessai started", "addr", r.cfg.Addr, "demo_addr", r.cfg.DemoAddr, "data_dir", r.cfg.DataDir)
+
+	var err error
 	select {
 	case <-ctx.Done():
-	case err := <-errc:
-		return err
+	case err = <-r.errc:
 	}
 	// SIGTERM: stop accepting, let requests in flight finish, exit 0.
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	r.log.Info("shutting down")
+	err = errors.Join(err, r.shutdown())
+	r.log.Info("stopped")
+	return err
+}
+
+// shutdown stops the gateway in the one safe order:
+//
+//  1. the HTTP servers stop accepting and let the requests in flight
+//     finish (for up to ShutdownTimeout; then their connections are cut),
+//     so that nothing they accepted is left half-done;
+//  2. the background work stops, and shutdown waits for all of it: the
+//     worker hands back what it holds and the sweepers return, because
+//     every one of them uses the store;
+//  3. the store closes, with nothing left to use it.
+func (r *running) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.ShutdownTimeout)
 	defer cancel()
-	var shutdownErr error
-	for _, srv := range servers {
-		shutdownErr = errors.Join(shutdownErr, srv.Shutdown(shutdownCtx))
+	var err error
+	for _, srv := range r.servers {
+		if serr := srv.Shutdown(ctx); serr != nil {
+			err = errors.Join(err, serr, srv.Close())
+		}
 	}
-	log.Info("stopped")
-	return shutdownErr
+	r.background.stop()
+	return errors.Join(err, r.db.Close())
+}
+
+// background runs the goroutines of a gateway that serve no request (the
+// worker and the sweepers) and stops them together, so that shutdown can
+// wait for every one before closing the store they use.
+type background struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newBackground() *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &background{ctx: ctx, cancel: cancel}
+}
+
+// run starts f, which must return soon after its ctx ends.
+func (b *background) run(f func(ctx context.Context)) {
+	b.wg.Go(func() { f(b.ctx) })
+}
+
+// stop ends what run started and returns once all of it has returned.
+func (b *background) stop() {
+	b.cancel()
+	b.wg.Wait()
 }
 
 // sweepEvery runs a clean-up at every interval until ctx ends.

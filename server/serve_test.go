@@ -1,83 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
-
-// lockedBuffer collects what the gateway prints or logs from its goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// startGateway runs serveTo on free ports over dataDir until the returned
-// stop is called, once the banner says it is running.
-func startGateway(t *testing.T, dataDir string) (out, logs *lockedBuffer, stop func()) {
-	t.Helper()
-	clearConfigEnv(t)
-	t.Setenv("KESSAI_DATA_DIR", dataDir)
-	t.Setenv("KESSAI_ADDR", fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t)))
-	t.Setenv("KESSAI_DEMO_ADDR", fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t)))
-	t.Setenv("KESSAI_LOG_LEVEL", "debug")
-	cfg, err := loadConfig(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, logs = &lockedBuffer{}, &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- serveTo(ctx, cfg, out, logs) }()
-	stopped := false
-	stop = func() {
-		t.Helper()
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("the gateway did not stop")
-		}
-	}
-	t.Cleanup(stop)
-	deadline := time.After(30 * time.Second)
-	for !strings.Contains(out.String(), "Kessai is running") {
-		select {
-		case err := <-done:
-			stopped = true
-			t.Fatalf("serve returned before the banner: %v\n%s", err, logs)
-		case <-deadline:
-			t.Fatalf("no banner after 30 s:\n%s\n%s", out, logs)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return out, logs, stop
-}
 
 // checkPrivate fails unless every file is there with mode 0600.
 func checkPrivate(t *testing.T, dataDir string, names ...string) {
@@ -105,10 +33,11 @@ var privateFiles = []string{"kessai.db", "kessai.db-wal", "kessai.db-shm", "serv
 // directory Kessai creates is the owner's only.
 func TestStartKeepsSecretsPrivate(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
-	out, logs, stop := startGateway(t, dataDir)
+	g := startGateway(t, gatewayOptions{dataDir: dataDir, demo: true})
 	// While the gateway runs, SQLite's -wal and -shm files exist.
 	checkPrivate(t, dataDir, privateFiles...)
-	stop()
+	g.stop()
+	out, logs := g.out, g.logs
 	if st, err := os.Stat(dataDir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("data directory: %v, mode %v, want 0700", err, st.Mode().Perm())
 	}
@@ -140,9 +69,10 @@ func TestStartKeepsSecretsPrivate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, logs, stop = startGateway(t, dataDir)
+	g = startGateway(t, gatewayOptions{dataDir: dataDir, demo: true})
 	checkPrivate(t, dataDir, privateFiles...)
-	stop()
+	g.stop()
+	out, logs = g.out, g.logs
 	checkQuiet(t, "second banner", out.String())
 	checkQuiet(t, "second log", logs.String())
 	again, err := readCredentials(filepath.Join(dataDir, credentialsFile))

@@ -33,6 +33,8 @@ type Config struct {
 	// Idempotency keeps the answers of POST and PATCH requests carrying an
 	// Idempotency-Key; nil turns the feature off (idempotency.go).
 	Idempotency *payment.Idempotency
+	// PageLimits limits the requests Pages serves.
+	PageLimits PageLimits
 }
 
 // Server serves the API.
@@ -43,6 +45,7 @@ type Server struct {
 	maxBody      int64
 	pollWait     time.Duration
 	limits       RateLimits
+	pages        PageLimits
 	router       *mux.Router
 	handler      http.Handler
 	idem         *payment.Idempotency
@@ -68,24 +71,13 @@ func New(cfg Config) *Server {
 		maxBody:      cfg.MaxBodyBytes,
 		pollWait:     cfg.PollWait,
 		limits:       cfg.RateLimits,
+		pages:        cfg.PageLimits,
 		idem:         cfg.Idempotency,
 		preflight:    preflightCache{ttl: 5 * time.Second},
 	}
 	s.router = s.routes()
-	// Outermost first: every response gets a request id and a log line,
-	// even one that panicked; authentication runs first so that CORS, the
-	// rate limits (whose subject is the caller) and the handlers know who
-	// is calling; a request the limits refuse never reaches idempotency or
-	// a handler.
-	s.handler = s.withRequestID(s.withLogging(s.withRecovery(s.withAuthentication(s.withCORS(s.withRateLimits(s.withIdempotency(s.router)))))))
+	s.handler = s.behind(ScopeAPI, s.router)
 	return s
-}
-
-// Observe gives a handler outside the API (the hosted pages, the demo
-// storefront) what every API response has: a request id header, a log line
-// carrying it, recovery from panics and the body-size cap.
-func (s *Server) Observe(h http.Handler) http.Handler {
-	return s.withRequestID(s.withLogging(s.withRecovery(h)))
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -212,3 +212,20 @@ func TestCheckGoroutines(t *testing.T) {
 	t.Run("subtest", func(t *testing.T) {})
 	stop()
 }
+
+func TestBufferConcurrent(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 100 {
+				b.Write([]byte("line\n"))
+				_ = b.String()
+			}
+		})
+	}
+	wg.Wait()
+	if got := strings.Count(b.String(), "line\n"); got != 400 {
+		t.Fatalf("%d lines, want 400", got)
+	}
+}

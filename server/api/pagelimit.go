@@ -1,0 +1,45 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/kessai/kessai/server/limit"
+)
+
+// PageLimits configures the per-IP limit on the hosted pages, the static
+// files and the demo storefront. They are not API requests and carry none of
+// the API's rate-limit headers; the client IP is found as for the API (its
+// TrustedProxies).
+type PageLimits struct {
+	// Limiter keeps the buckets; nil turns the limit off.
+	Limiter limit.Limiter
+	// PerMinute is each client IP's budget.
+	PerMinute int
+}
+
+// pageRule is the bucket of one client IP. A page load fetches a handful of
+// assets at once: it allows a burst of a tenth of the minute's budget (at
+// least 20).
+func pageRule(perMinute int) limit.Rule {
+	return limit.Rule{Burst: max(20, perMinute/10), BurstRefillPerMinute: perMinute, PerMinute: perMinute}
+}
+
+func (s *Server) withPageLimit(next http.Handler) http.Handler {
+	if s.pages.Limiter == nil {
+		return next
+	}
+	rule := pageRule(s.pages.PerMinute)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := "page|ip:" + s.clientIP(r)
+		res, err := s.pages.Limiter.Admit(r.Context(), []limit.Bucket{{Kind: limit.KindExact, Key: key, Rule: rule}})
+		if err != nil || !res.Admitted {
+			secs := int64(res.RetryAfter/time.Second) + 1
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			http.Error(w, "Too many requests; please wait a moment.", http.StatusTooManyRequests)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
