@@ -1125,6 +1125,7 @@ func TestChargeLongPoll(t *testing.T) {
 	})
 
 	t.Run("WorkerRunning", func(t *testing.T) {
+		kessaitest.CheckGoroutines(t)
 		const wait = 5 * time.Second
 		f := newPayFixture(t, payOptions{pollWait: wait, latency: 150 * time.Millisecond})
 		ctx, cancel := context.WithCancel(context.Background())
