@@ -185,7 +185,11 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	})
 	// The widget's WebAssembly is compressed while the gateway already
 	// serves it (uncompressed until then).
-	go func() { _ = hosted.CompressLargeAssets(ctx) }()
+	r.background.run(func(ctx context.Context) {
+		if err := hosted.CompressLargeAssets(ctx); err != nil && ctx.Err() == nil {
+			log.Error("compressing static files", "error", err)
+		}
+	})
 	gatewayPages, err := hosted.New(hosted.Config{
 		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: deriveKey(g.master, "hosted-page-sessions"),
 	})
