@@ -102,108 +102,151 @@
   }
   function isInvalid(el) { return wrapOf(el).classList.contains("is-invalid"); }
 
-  // Digits, with full-width digits (a Japanese IME's) as their ASCII.
+  // Digits, with full-width digits (a Japanese IME's) as their ASCII: what
+  // is sent of the number and the code, as Go's card.Digits keeps them.
   function digits(s) {
     return String(s).replace(/[\uFF10-\uFF19]/g, function (c) {
       return String.fromCharCode(c.charCodeAt(0) - 0xFF10 + 48);
     }).replace(/\D/g, "");
   }
-  function digitIndex(s, caret) {
-    return digits(String(s).slice(0, caret)).length;
-  }
-  function caretAfterDigits(s, k) {
-    if (k <= 0) { return 0; }
-    var n = 0;
-    for (var i = 0; i < s.length; i++) {
-      if (s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57 && ++n === k) { return i + 1; }
-    }
-    return s.length;
-  }
-  function setFormatted(el, out, caretDigits, atEnd) {
-    if (el.value === out) { return; }
-    el.value = out;
+
+  // ---- the fallback, until the WebAssembly runs or when it cannot ------
+  // The card rules are static/cardrules.js, a port of the Go package the
+  // WebAssembly uses (wasm/card), held to the same vectors; what follows
+  // binds them to the fields as wasm/widget does, so that the shopper sees
+  // the same formatting, brand, focus moves and messages either way.
+  var C = window.KessaiCard || null;
+  var brand = "unknown", numberDigits = 0;
+  var brandImg = d.getElementById("kw-brand");
+
+  function caretOf(el, v) { return el.selectionStart == null ? v.length : el.selectionStart; }
+  function place(el, pos) {
     if (d.activeElement === el) {
-      var p = atEnd ? out.length : caretAfterDigits(out, caretDigits);
-      try { el.setSelectionRange(p, p); } catch (e) { /* type without selection */ }
+      try { el.setSelectionRange(pos, pos); } catch (e) { /* type without selection */ }
     }
+  }
+  function typing(e) { return e.inputType === "insertText"; }
+  function deleting(e) { return /^delete/.test(e.inputType || ""); }
+  function setComplete(el, ok) { wrapOf(el).classList.toggle("is-complete", ok); }
+
+  // cardState judges one card field as it stands.
+  function cardState(el) {
+    if (el === F.number) { return C.numberState(el.value); }
+    if (el === F.exp) { return C.expiryState(el.value, new Date()); }
+    if (el === F.cvc) { return C.cvvState(el.value, brand); }
+    return C.cardholderState(el.value);
+  }
+  // messageKey names the message of a state, as the WebAssembly picks its text.
+  function messageKey(el, state) {
+    var f = el === F.number ? "number" : el === F.exp ? "exp" : el === F.cvc ? "cvc" : "name";
+    var S = C.states;
+    switch (state) {
+      case S.REQUIRED: return f + ".required";
+      case S.INCOMPLETE_NUMBER: case S.INCOMPLETE_EXPIRY: case S.INCOMPLETE_CVV: return f + ".incomplete";
+      case S.EXPIRED: return f + ".expired";
+    }
+    return f + ".invalid";
+  }
+  // cardCheck shows the field's problem; an empty field only when required.
+  function cardCheck(el, required) {
+    var state = cardState(el);
+    setComplete(el, state === "");
+    if (state === C.states.REQUIRED && !required) { showError(el, ""); return false; }
+    showError(el, state ? (M[messageKey(el, state)] || M["field.generic"]) : "");
+    return state === "";
   }
 
-  // ---- fallback formatting and validation (until the WebAssembly runs)
-  function amex(n) { return /^3[47]/.test(n); }
-  function maxDigits(n) { return amex(n) ? 15 : /^3(0[0-5]|095|[689])/.test(n) ? 19 : 19; }
-  function groupNumber(n) {
-    var groups = amex(n) ? [4, 6, 5] : [4, 4, 4, 4, 3];
-    var out = "", i = 0;
-    for (var g = 0; g < groups.length && i < n.length; g++) {
-      if (out) { out += " "; }
-      out += n.slice(i, i + groups[g]);
-      i += groups[g];
+  // setBrand shows b's mark and sizes the security-code field.
+  function setBrand(b) {
+    if (b === brand) { return; }
+    brand = b;
+    wrapOf(F.number).setAttribute("data-brand", b);
+    if (brandImg) {
+      var src = brandImg.getAttribute("data-src-" + b);
+      if (src !== null) { brandImg.src = src; }
+      var label = brandImg.getAttribute("data-label-" + b);
+      brandImg.alt = label === null ? "" : label;
     }
-    return out;
+    F.cvc.maxLength = C.cvvMax(b);
+    F.cvc.placeholder = b === C.amex ? "1234" : "123";
   }
-  function luhn(n) {
-    var sum = 0, alt = false;
-    for (var i = n.length - 1; i >= 0; i--) {
-      var x = n.charCodeAt(i) - 48;
-      if (alt) { x *= 2; if (x > 9) { x -= 9; } }
-      sum += x; alt = !alt;
-    }
-    return sum % 10 === 0;
+  // checkCVCQuietly re-judges the security code after the brand changed.
+  function checkCVCQuietly() {
+    var state = C.cvvState(F.cvc.value, brand);
+    setComplete(F.cvc, state === "");
+    if (isInvalid(F.cvc) || state === C.states.INVALID_CVV) { cardCheck(F.cvc, false); }
   }
-  function formatExpiry(v, deleting) {
-    var n = digits(v);
-    if (n.length > 4) {
-      var m = /^\s*(\d{1,2})\s*[\/\-. ]\s*(\d{4})\s*$/.exec(v.replace(/[\uFF10-\uFF19]/g, function (c) {
-        return String.fromCharCode(c.charCodeAt(0) - 0xFF10 + 48);
-      }));
-      if (m) { return ("0" + m[1]).slice(-2) + " / " + m[2].slice(2); }
-      n = n.slice(0, 4);
-    }
-    if (!n) { return ""; }
-    if (n.length === 1) {
-      if (deleting) { return n; }
-      if (n > "1" || (n === "1" && /\d\s*[\/\-. ]/.test(v))) { return "0" + n + " / "; }
-      return n;
-    }
-    if (n.charAt(0) === "1" && n.charAt(1) > "2") { n = ("0" + n).slice(0, 4); }
-    if (n.length === 2) { return deleting ? n : n + " / "; }
-    return n.slice(0, 2) + " / " + n.slice(2);
-  }
-  function cvcMax() { return amex(digits(F.number.value)) ? 4 : (digits(F.number.value).length >= 2 ? 3 : 4); }
 
+  function numberInput(e) {
+    var el = F.number, v = el.value, pos = caretOf(el, v), atEnd = pos >= v.length;
+    var idx = C.digitIndex(v, pos), n = C.clamp(v);
+    // Backspace (or Delete) on a group space removed no digit: remove the
+    // digit beside it instead, as the customer meant.
+    if (n.length === numberDigits && n.length > 0) {
+      if (e.inputType === "deleteContentBackward" && idx > 0) {
+        n = n.slice(0, idx - 1) + n.slice(idx); idx--; atEnd = false;
+      } else if (e.inputType === "deleteContentForward" && idx < n.length) {
+        n = n.slice(0, idx) + n.slice(idx + 1); atEnd = false;
+      }
+    }
+    numberDigits = n.length;
+    var out = C.format(n);
+    if (out !== v) {
+      el.value = out;
+      place(el, atEnd ? out.length : C.formatCaret(n, idx));
+    }
+    var b = C.detectBrand(n);
+    setBrand(b);
+    var state = C.numberState(n);
+    setComplete(el, state === "");
+    if (n.length >= C.maxLength(b) || C.autoAdvance(b, n.length) || isInvalid(el)) { cardCheck(el, false); }
+    if (state === "" && typing(e) && atEnd && C.autoAdvance(b, n.length)) { F.exp.focus(); }
+    if (F.cvc.value !== "" && (isInvalid(F.cvc) || wrapOf(F.cvc).classList.contains("is-complete"))) { checkCVCQuietly(); }
+  }
+  function expInput(e) {
+    var el = F.exp, v = el.value, pos = caretOf(el, v), atEnd = pos >= v.length;
+    var idx = C.digitIndex(v, pos);
+    var out = C.formatExpiry(v, deleting(e));
+    if (out !== v) {
+      el.value = out;
+      place(el, atEnd ? out.length : C.caretAfterDigits(out, idx));
+    }
+    var state = C.expiryState(out, new Date());
+    setComplete(el, state === "");
+    var full = C.digits(out).length === 4;
+    if (full || isInvalid(el)) { cardCheck(el, false); }
+    if (full && state === "" && typing(e) && atEnd) { F.cvc.focus(); }
+  }
+  function cvcInput(e) {
+    var el = F.cvc, v = el.value, n = C.digits(v), m = C.cvvMax(brand);
+    if (n.length > m) { n = n.slice(0, m); }
+    if (n !== v) { el.value = n; }
+    var state = C.cvvState(n, brand);
+    setComplete(el, state === "");
+    var full = C.known(brand) && n.length === C.cvvLength(brand);
+    if (full || isInvalid(el)) { cardCheck(el, false); }
+    if (full && state === "" && typing(e) && F.name.value === "") { F.name.focus(); }
+  }
+
+  function bindFallback() {
+    var fallback = function (fn) { return function (e) { if (!wasm()) { fn(e); } }; };
+    F.number.addEventListener("input", fallback(numberInput));
+    F.exp.addEventListener("input", fallback(expInput));
+    F.cvc.addEventListener("input", fallback(cvcInput));
+    F.name.addEventListener("input", fallback(function () { if (isInvalid(F.name)) { cardCheck(F.name, false); } }));
+    [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
+      el.addEventListener("blur", fallback(function () { cardCheck(el, false); }));
+    });
+    // What was typed before this script ran, formatted as from now on.
+    if (F.number.value) { F.number.value = C.format(C.clamp(F.number.value)); }
+    numberDigits = C.digits(F.number.value).length;
+    if (F.exp.value) { F.exp.value = C.formatExpiry(F.exp.value, true); }
+    setBrand(C.detectBrand(F.number.value));
+  }
+
+  // Only the e-mail is checked here whatever runs: the card rules only know cards.
   function fallbackState(el, required) {
-    var v = el.value, n;
-    if (el === F.number) {
-      n = digits(v);
-      if (!n) { return required ? "number.required" : ""; }
-      if (n.length < (amex(n) ? 15 : 12)) { return "number.incomplete"; }
-      if (!luhn(n)) { return n.length < maxDigits(n) && n.length < 16 ? "number.incomplete" : "number.invalid"; }
-      return "";
-    }
-    if (el === F.exp) {
-      n = digits(v);
-      if (!n) { return required ? "exp.required" : ""; }
-      if (n.length < 4) { return "exp.incomplete"; }
-      var mm = +n.slice(0, 2), yy = 2000 + (+n.slice(2, 4)), now = new Date();
-      if (mm < 1 || mm > 12) { return "exp.invalid"; }
-      if (yy < now.getFullYear() || (yy === now.getFullYear() && mm < now.getMonth() + 1)) { return "exp.expired"; }
-      if (yy > now.getFullYear() + 20) { return "exp.invalid"; }
-      return "";
-    }
-    if (el === F.cvc) {
-      n = digits(v);
-      if (!n) { return required ? "cvc.required" : ""; }
-      var want = amex(digits(F.number.value)) ? 4 : 3;
-      if (n.length < want) { return "cvc.incomplete"; }
-      if (n.length > 4) { return "cvc.invalid"; }
-      return "";
-    }
-    if (el === F.name) {
-      v = v.trim();
-      if (!v) { return required ? "name.required" : ""; }
-      if (v.length > 64 || /[0-9!"#$%&()*+,\/:;<=>?@\[\\\]^_`{|}~]/.test(v)) { return "name.invalid"; }
-      return "";
-    }
+    var v = el.value;
     if (el === F.email) {
       v = v.trim();
       if (!v) { return required ? "email.required" : ""; }
@@ -216,36 +259,6 @@
     showError(el, key ? (M[key] || M["field.generic"]) : "");
     return !key;
   }
-
-  function bindFallback() {
-    F.number.addEventListener("input", function (e) {
-      if (wasm()) { return; }
-      var el = F.number, v = el.value, caret = el.selectionStart == null ? v.length : el.selectionStart;
-      var n = digits(v), idx = digitIndex(v, caret);
-      n = n.slice(0, maxDigits(n));
-      setFormatted(el, groupNumber(n), idx, caret >= v.length);
-      if (isInvalid(el)) { fallbackCheck(el, false); }
-    });
-    F.exp.addEventListener("input", function (e) {
-      if (wasm()) { return; }
-      var el = F.exp, v = el.value, caret = el.selectionStart == null ? v.length : el.selectionStart;
-      var out = formatExpiry(v, /^delete/.test(e.inputType || ""));
-      setFormatted(el, out, digitIndex(v, caret), caret >= v.length);
-      if (digits(out).length === 4 || isInvalid(el)) { fallbackCheck(el, false); }
-    });
-    F.cvc.addEventListener("input", function () {
-      if (wasm()) { return; }
-      var n = digits(F.cvc.value).slice(0, 4);
-      if (F.cvc.value !== n) { F.cvc.value = n; }
-      if (isInvalid(F.cvc)) { fallbackCheck(F.cvc, false); }
-    });
-    F.name.addEventListener("input", function () {
-      if (!wasm() && isInvalid(F.name)) { fallbackCheck(F.name, false); }
-    });
-    [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
-      el.addEventListener("blur", function () { if (!wasm()) { fallbackCheck(el, false); } });
-    });
-  }
   // The e-mail is always checked here: the WebAssembly only knows cards.
   if (F.email) {
     F.email.addEventListener("blur", function () { fallbackCheck(F.email, false); });
@@ -257,6 +270,7 @@
   function checkAll() {
     var ok = true, first = null, expMonth, expYear;
     var w = wasm();
+    if (!w && !C) { showAlert(M.network); return null; } // neither the WebAssembly nor the card rules arrived
     if (w) {
       var r = w.check();
       ok = !!r.ok;
@@ -264,10 +278,10 @@
       expMonth = r.expMonth; expYear = r.expYear;
     } else {
       [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
-        if (!fallbackCheck(el, true)) { if (ok) { first = el; } ok = false; }
+        if (!cardCheck(el, true)) { if (ok) { first = el; } ok = false; }
       });
-      var n = digits(F.exp.value);
-      expMonth = +n.slice(0, 2); expYear = 2000 + (+n.slice(2, 4));
+      var exp = C.parseExpiry(F.exp.value);
+      if (exp) { expMonth = exp.month; expYear = C.normalizeYear(exp.year); }
     }
     if (F.email && !fallbackCheck(F.email, true)) {
       if (ok || (first && first.compareDocumentPosition(F.email) & Node.DOCUMENT_POSITION_PRECEDING)) { first = F.email; }
@@ -423,6 +437,12 @@
       return;
     }
     showAlert("");
+    if (!wasm() && !C) {
+      var failed = apiFailure({ network: true });
+      if (requestId) { failed.requestId = requestId; }
+      post("error", failed);
+      return;
+    }
     var v = checkAll();
     if (!v) {
       if (requestId) {
@@ -545,19 +565,23 @@
   });
 
   // ---- the WebAssembly -----------------------------------------------
+  // data-wasm="failed" on <html> says that it will not run (not built, not
+  // supported, or it did not load): the plain JavaScript keeps the fields.
+  function wasmFailed() { root.setAttribute("data-wasm", "failed"); }
   function loadWasm() {
-    if (!cfg.wasm || !cfg.wasmExec || typeof WebAssembly !== "object") { return; }
+    if (!cfg.wasm || !cfg.wasmExec || typeof WebAssembly !== "object") { wasmFailed(); return; }
     var s = d.createElement("script");
     s.src = cfg.wasmExec;
+    s.onerror = wasmFailed;
     s.onload = function () {
-      if (typeof window.Go !== "function") { return; }
+      if (typeof window.Go !== "function") { wasmFailed(); return; }
       var go = new window.Go();
       var p = WebAssembly.instantiateStreaming
         ? WebAssembly.instantiateStreaming(fetch(cfg.wasm, { credentials: "same-origin" }), go.importObject)
         : fetch(cfg.wasm).then(function (r) { return r.arrayBuffer(); }).then(function (b) {
           return WebAssembly.instantiate(b, go.importObject);
         });
-      p.then(function (r) { go.run(r.instance); }).catch(function () { /* the plain JavaScript carries on */ });
+      p.then(function (r) { go.run(r.instance); }).catch(wasmFailed); // the plain JavaScript carries on
     };
     d.head.appendChild(s);
   }
@@ -565,7 +589,7 @@
     if (window.performance && performance.mark) { performance.mark("kessai:wasm-ready"); }
   });
 
-  bindFallback();
+  if (C) { bindFallback(); }
   payBtn.disabled = false;
   watchHeight();
   if (window.performance && performance.mark) { performance.mark("kessai:frame-ready"); }

@@ -85,6 +85,7 @@ const files = [
   ["floor.wasm (empty Go)", FLOOR, null, false],
   ["wasm_exec.js", `${ROOT}static/build/wasm_exec.js`, "/static/build/wasm_exec.js", true],
   ["widget.js (frame)", `${ROOT}static/widget.js`, "/static/widget.js", true],
+  ["cardrules.js (frame, card rules)", `${ROOT}static/cardrules.js`, "/static/cardrules.js", true],
   ["widget.css (frame)", `${ROOT}static/widget.css`, "/static/widget.css", true],
 ];
 const measured = files.map(([name, path, url, text]) => ({ name, path, url, s: sizes(path, { text }) }));

@@ -13,7 +13,7 @@ import { RULES_FILE, checkVectors, loadCardRules, loadVectors } from "./lib/card
 
 const K = loadCardRules();
 const { card, field } = loadVectors();
-const result = checkVectors(K, card, field, { runes: "dense" });
+const result = checkVectors({ K, card, field, runes: "dense" });
 
 // How many checks each section must make: a vectors file that lost a
 // section, or a checker that skips one, fails here rather than passing

@@ -30,8 +30,9 @@ export function loadVectors() {
 }
 
 /**
- * Checks KessaiCard `K` against the vectors. Self-contained (it is sent to
- * a page with frame.evaluate): no imports, no closures.
+ * Checks KessaiCard `K` (by default the global one, as in the widget frame)
+ * against the vectors. Self-contained, with one argument, so that it can be
+ * sent to a page as it is: frame.evaluate(checkVectors, { card, field }).
  *
  * runes: "dense" checks every code point of the rune ranges up to 4,096
  * long and every 31st (and the last) of the longer ones, which are
@@ -42,7 +43,7 @@ export function loadVectors() {
  * newer: code points where the engine's newer Unicode tables classify a
  * character Go's tables do not know }.
  */
-export function checkVectors(K, card, field, { runes = "dense" } = {}) {
+export function checkVectors({ card, field, runes = "dense", K = globalThis.KessaiCard }) {
   const counts = {};
   const failures = {};
   let newer = 0;

@@ -27,6 +27,32 @@ export async function waitWidgetReady(frame, { wasm = true, timeout = 15_000 } =
   }
 }
 
+/**
+ * Makes every request for the widget's WebAssembly in `context` fail, as a
+ * network or a server failure would; the frame must then carry on with its
+ * plain JavaScript. Returns { hits }: how many requests were refused.
+ */
+export async function blockWasm(context) {
+  const blocked = { hits: 0 };
+  await context.route(/\/static\/build\/widget\.wasm(\?|$)/, (route) => {
+    blocked.hits++;
+    return route.abort("failed");
+  });
+  return blocked;
+}
+
+/**
+ * Waits until the frame's script runs and has given up on the WebAssembly
+ * (data-wasm="failed"): the fields are the plain JavaScript's, with the card
+ * rules of static/cardrules.js.
+ */
+export async function waitWidgetFallback(frame, { timeout = 15_000 } = {}) {
+  await waitWidgetReady(frame, { wasm: false, timeout });
+  await frame.waitForFunction(() => document.documentElement.dataset.wasm === "failed", null, { timeout });
+  const state = await frame.evaluate(() => ({ wasm: !!window.kessaiWasm, rules: typeof window.KessaiCard?.numberState }));
+  if (state.wasm || state.rules !== "function") throw new Error(`not the fallback: ${JSON.stringify(state)}`);
+}
+
 /** Fills the card fields (and the e-mail when the frame asks for it). */
 export async function fillCard(frame, { number, exp, cvc = "123", name = "TARO YAMADA", email = "buyer@example.com" }) {
   if (email && (await frame.locator("#kw-email").count())) await frame.locator("#kw-email").fill(email);
