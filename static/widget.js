@@ -136,7 +136,8 @@
     if (el === F.cvc) { return C.cvvState(el.value, brand); }
     return C.cardholderState(el.value);
   }
-  // messageKey names the message of a state, as the WebAssembly picks its text.
+  // messageKey names the message of a state, "<field>.<kind>", as the
+  // WebAssembly names it; a state without a text of its own gets the generic one.
   function messageKey(el, state) {
     var f = el === F.number ? "number" : el === F.exp ? "exp" : el === F.cvc ? "cvc" : "name";
     var S = C.states;
@@ -144,8 +145,9 @@
       case S.REQUIRED: return f + ".required";
       case S.INCOMPLETE_NUMBER: case S.INCOMPLETE_EXPIRY: case S.INCOMPLETE_CVV: return f + ".incomplete";
       case S.EXPIRED: return f + ".expired";
+      case S.INVALID_NUMBER: case S.INVALID_EXPIRY: case S.INVALID_CVV: case S.INVALID_FORMAT: return f + ".invalid";
     }
-    return f + ".invalid";
+    return "field.generic";
   }
   // cardCheck shows the field's problem; an empty field only when required.
   function cardCheck(el, required) {
