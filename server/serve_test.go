@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kessai/kessai/server/kessaitest"
 )
 
 // checkPrivate fails unless every file is there with mode 0600.
@@ -79,4 +84,37 @@ func TestStartKeepsSecretsPrivate(t *testing.T) {
 	if err != nil || again.Secret != creds.Secret {
 		t.Errorf("the second start did not reuse the credentials: %v", err)
 	}
+}
+
+// TestGatewayReadsTestClock: a clock passed to the fixture is the one the
+// gateway's rules read, so tests of time-dependent rules can move it.
+func TestGatewayReadsTestClock(t *testing.T) {
+	at := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+	g := startGateway(t, gatewayOptions{clock: kessaitest.NewClock(at)})
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, g.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", g.auth)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusCreated {
+			t.Fatalf("POST %s: %d %v %v", path, res.StatusCode, out, err)
+		}
+		return out
+	}
+	tok := post("/tokens", `{"payment_type":"card","type":"one_time","email":"clock@example.com",`+
+		`"data":{"cardholder":"TARO YAMADA","card_number":"4000020000000000","exp_month":12,"exp_year":2035,"cvv":"123"}}`)
+	ch := post("/charges", `{"transaction_token_id":"`+tok["id"].(string)+`","amount":1000,"currency":"JPY"}`)
+	if got, _ := ch["created_on"].(string); !strings.HasPrefix(got, "2030-05-06T07:08:09") {
+		t.Errorf("charge created_on %q, want the test clock's %v", got, at)
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
