@@ -47,37 +47,14 @@ type gatewayOptions struct {
 func startGateway(tb testing.TB, o gatewayOptions) *testGateway {
 	tb.Helper()
 	kessaitest.CheckGoroutines(tb)
-	if o.dataDir == "" {
-		o.dataDir = filepath.Join(tb.TempDir(), "data")
-	}
-	clearConfigEnv(tb)
-	tb.Setenv("KESSAI_DATA_DIR", o.dataDir)
-	tb.Setenv("KESSAI_ADDR", fmt.Sprintf("127.0.0.1:%d", freeTCPPort(tb)))
-	demoAddr := ""
-	if o.demo {
-		demoAddr = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(tb))
-	}
-	tb.Setenv("KESSAI_DEMO_ADDR", demoAddr)
-	tb.Setenv("KESSAI_LOG_LEVEL", "debug")
-	cfg, err := loadConfig(nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg.SandboxLatency = o.latency
-	if o.configure != nil {
-		o.configure(&cfg)
-	}
-	var opts []option
-	if o.clock != nil {
-		opts = append(opts, withClock(o.clock))
-	}
-
+	cfg, opts := testConfig(tb, o)
 	g := &testGateway{out: &kessaitest.Buffer{}, logs: &kessaitest.Buffer{}}
 	var logOut io.Writer = g.logs
 	if o.quiet {
 		logOut = io.Discard
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	var err error
 	g.running, err = start(ctx, cfg, newLoggerTo(logOut, cfg.LogLevel), opts...)
 	if err != nil {
 		cancel()
@@ -115,4 +92,36 @@ func startGateway(tb testing.TB, o gatewayOptions) *testGateway {
 	g.auth = "Bearer " + g.creds.Secret + "." + g.creds.JWT
 	g.storeID = g.creds.StoreID
 	return g
+}
+
+// testConfig is the configuration and options of a test gateway: the
+// binary's defaults, read from an environment holding only what o sets, on
+// free loopback ports.
+func testConfig(tb testing.TB, o gatewayOptions) (config, []option) {
+	tb.Helper()
+	if o.dataDir == "" {
+		o.dataDir = filepath.Join(tb.TempDir(), "data")
+	}
+	clearConfigEnv(tb)
+	tb.Setenv("KESSAI_DATA_DIR", o.dataDir)
+	tb.Setenv("KESSAI_ADDR", fmt.Sprintf("127.0.0.1:%d", freeTCPPort(tb)))
+	demoAddr := ""
+	if o.demo {
+		demoAddr = fmt.Sprintf("127.0.0.1:%d", freeTCPPort(tb))
+	}
+	tb.Setenv("KESSAI_DEMO_ADDR", demoAddr)
+	tb.Setenv("KESSAI_LOG_LEVEL", "debug")
+	cfg, err := loadConfig(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.SandboxLatency = o.latency
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
+	var opts []option
+	if o.clock != nil {
+		opts = append(opts, withClock(o.clock))
+	}
+	return cfg, opts
 }

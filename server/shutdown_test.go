@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kessai/kessai/server/kessaitest"
 )
 
 // backgroundFrames are the functions the gateway's background goroutines
@@ -63,5 +66,29 @@ func TestShutdownStopsBackgroundBeforeStore(t *testing.T) {
 		}
 	default:
 		t.Error("the gateway stopped before its background work returned")
+	}
+}
+
+// TestStartFailureStopsWhatItStarted: when start fails after the worker and
+// the sweepers are running and the store is open (here: the demo
+// storefront's port is taken), it stops them and closes the store before it
+// returns the error. The store's connection opener would outlive an open
+// store, so the leak check sees that too.
+func TestStartFailureStopsWhatItStarted(t *testing.T) {
+	kessaitest.CheckGoroutines(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg, opts := testConfig(t, gatewayOptions{configure: func(c *config) { c.DemoAddr = taken.Addr().String() }})
+	logs := &kessaitest.Buffer{}
+	r, err := start(context.Background(), cfg, newLoggerTo(logs, cfg.LogLevel), opts...)
+	if err == nil {
+		r.shutdown()
+		t.Fatal("start succeeded on a port already in use")
+	}
+	if !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("start: %v, want the port in use", err)
 	}
 }
