@@ -95,6 +95,7 @@ func (s *Server) routes() *mux.Router {
 
 	r.HandleFunc("/heartbeat", s.heartbeat).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/me", s.authed(s.getMe)).Methods(http.MethodGet)
+	r.HandleFunc("/me/{id}", s.authed(s.getMeByID)).Methods(http.MethodGet)
 	r.HandleFunc("/stores", s.authed(s.listStores)).Methods(http.MethodGet)
 	r.HandleFunc("/stores/{storeId}", s.authed(s.getStore)).Methods(http.MethodGet)
 	r.HandleFunc("/checkout_info", s.authed(s.getCheckoutInfo)).Methods(http.MethodGet)

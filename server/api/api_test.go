@@ -672,7 +672,8 @@ func TestBadRequests(t *testing.T) {
 		field            string
 	}{
 		{"BrokenJSON", customer, `{`, "body"},
-		{"NotAnObject", customer, `[]`, "body"},
+		{"NotAnObject", customer, `[1]`, "body"},
+		{"ArrayOfEmptyArray", customer, `[[]]`, "body"},
 		{"AString", customer, `"cust"`, "body"},
 		{"TwoObjects", customer, `{} {}`, "body"},
 		{"TrailingGarbage", customer, `{"customer_id":"a"} x`, "body"},

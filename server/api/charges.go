@@ -131,7 +131,7 @@ func toWireCharge(ch *payment.Charge) wireCharge {
 
 type wireNewCharge struct {
 	TransactionTokenID    string              `json:"transaction_token_id"`
-	Amount                int64               `json:"amount"`
+	Amount                amountJSON          `json:"amount"`
 	Currency              string              `json:"currency"`
 	Capture               *bool               `json:"capture"`
 	CaptureAt             *inputTime          `json:"capture_at"`
@@ -153,7 +153,7 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	p := payment.NewCharge{
-		Amount: req.Amount, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt.ptr(),
+		Amount: req.Amount.Value, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt.ptr(),
 		Descriptor: req.Descriptor, MerchantTransactionID: req.MerchantTransactionID, IPAddress: req.IPAddress,
 	}
 	if req.TransactionTokenID != "" {
@@ -249,8 +249,8 @@ func (s *Server) updateCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 }
 
 type wireCapture struct {
-	Amount   *int64 `json:"amount"`
-	Currency string `json:"currency"`
+	Amount   amountJSON `json:"amount"`
+	Currency string     `json:"currency"`
 }
 
 // captureCharge answers an empty 201, as the Java SDK expects; the body
@@ -260,7 +260,7 @@ func (s *Server) captureCharge(r *http.Request, c *payment.Caller, ids pathIDs) 
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	if err := s.svc.CaptureCharge(r.Context(), c, ids.store, ids.id, req.Amount, req.Currency); err != nil {
+	if err := s.svc.CaptureCharge(r.Context(), c, ids.store, ids.id, req.Amount.ptr(), req.Currency); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, nil, nil

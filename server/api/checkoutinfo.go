@@ -25,17 +25,33 @@ func toWireTheme(t payment.Theme) wireTheme {
 	return wireTheme{Colors: wireThemeColors(t)}
 }
 
+// wireCardConfiguration is a store's card settings. Kessai never converts
+// currencies (every charge is in its own currency: only_direct_currency),
+// checks no card's country or the shopper's IP, sets no card limit and
+// always asks for the CVC.
 type wireCardConfiguration struct {
-	Enabled         bool `json:"enabled"`
-	DebitEnabled    bool `json:"debit_enabled"`
-	PrepaidEnabled  bool `json:"prepaid_enabled"`
-	ThreeDSRequired bool `json:"three_ds_required"`
+	Enabled              bool      `json:"enabled"`
+	DebitEnabled         bool      `json:"debit_enabled"`
+	PrepaidEnabled       bool      `json:"prepaid_enabled"`
+	ThreeDSRequired      bool      `json:"three_ds_required"`
+	OnlyDirectCurrency   bool      `json:"only_direct_currency"`
+	ForbiddenCardBrands  []string  `json:"forbidden_card_brands"`
+	AllowedCountriesByIP *[]string `json:"allowed_countries_by_ip"`
+	ForeignCardsAllowed  bool      `json:"foreign_cards_allowed"`
+	FailOnNewEmail       bool      `json:"fail_on_new_email"`
+	CardLimit            *struct{} `json:"card_limit"`
+	AllowEmptyCVV        bool      `json:"allow_empty_cvv"`
 }
 
 func toWireCardConfiguration(st payment.StoreSettings) wireCardConfiguration {
+	forbidden := st.ForbiddenCardBrands
+	if forbidden == nil {
+		forbidden = []string{}
+	}
 	return wireCardConfiguration{
 		Enabled: st.CardEnabled, DebitEnabled: st.CardEnabled, PrepaidEnabled: st.CardEnabled,
-		ThreeDSRequired: st.ThreeDSRequired,
+		ThreeDSRequired: st.ThreeDSRequired, OnlyDirectCurrency: true, ForbiddenCardBrands: forbidden,
+		ForeignCardsAllowed: true,
 	}
 }
 
@@ -110,7 +126,7 @@ func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs
 	st := info.Store.Settings
 	out := wireCheckoutInfo{
 		Mode:                               info.Mode,
-		RecurringTokenPrivilege:            "infinite",
+		RecurringTokenPrivilege:            string(st.Recurring()),
 		Name:                               info.Store.Name,
 		CardConfiguration:                  toWireCardConfiguration(st),
 		SubscriptionConfiguration:          wireEnabled{Enabled: true},
@@ -122,6 +138,9 @@ func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs
 	}
 	if st.CardEnabled {
 		for _, b := range cardBrands {
+			if st.ForbidsBrand(b) {
+				continue
+			}
 			out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
 				PaymentType: "card", Brand: b, CardBrand: b, SupportAuthCapture: true,
 				SupportDynamicDescriptor: true, RequiresCVV: true, CountriesAllowed: []string{},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/kessai/kessai/server/payment"
@@ -36,7 +37,9 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 // decode reads a JSON request body into v. Unknown fields are ignored
 // (clients send more than Kessai models); wrong types and broken JSON are
 // VALIDATION_ERROR naming the field; an empty body or a JSON null leaves v
-// as it is.
+// as it is. So does an empty JSON array: PHP's json_encode writes an empty
+// array, which is all it has for an empty map, as [] (the PHP SDK's cancel
+// without metadata, an empty PATCH).
 func (s *Server) decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -46,7 +49,7 @@ func (s *Server) decode(r *http.Request, v any) error {
 		}
 		return payment.Invalid("body", payment.ReasonInvalidFormat)
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 || emptyJSONArray(body) {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -107,4 +110,108 @@ func wireTimePtr(t *time.Time) *wireTime {
 	}
 	w := wireTime(*t)
 	return &w
+}
+
+// emptyJSONArray reports whether b is [] (white space allowed).
+func emptyJSONArray(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '[' && b[len(b)-1] == ']' && len(bytes.TrimSpace(b[1:len(b)-1])) == 0
+}
+
+// maxIntegerJSON bounds the raw JSON of an integer sent as a string: 20
+// characters, each of which could be a \uXXXX escape, and the quotes. A
+// longer value (a megabyte of digits) is refused before it is decoded.
+const maxIntegerJSON = 2 + 20*6
+
+// jsonInteger reads a JSON integer, or a JSON string holding one, as an
+// int64. PHP clients send money as strings (moneyphp/money serialises an
+// amount as "1000") where Node and Java send numbers; both mean the same.
+// The string must hold exactly what a JSON integer literal would: an
+// optional minus, no plus, no spaces, no leading zeros, no exponent, ASCII
+// digits only, within int64. Anything else is not an integer.
+func jsonInteger(raw []byte) (int64, bool) {
+	if len(raw) == 0 || len(raw) > maxIntegerJSON {
+		return 0, false
+	}
+	digits := raw
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, false
+		}
+		digits = []byte(s)
+	}
+	if !integerLiteral(digits) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(digits), 10, 64)
+	return n, err == nil
+}
+
+// integerLiteral reports whether b is -?(0|[1-9][0-9]*), JSON's grammar of
+// an integer.
+func integerLiteral(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// amountJSON is an amount in a request body: a JSON integer or a string
+// holding one (jsonInteger). Set tells a given amount from an absent or
+// null one; a null given after a value clears it, as the last occurrence
+// of a key wins.
+type amountJSON struct {
+	Value int64
+	Set   bool
+}
+
+func (a *amountJSON) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*a = amountJSON{}
+		return nil
+	}
+	n, ok := jsonInteger(b)
+	if !ok {
+		// A type error is what decode turns into a VALIDATION_ERROR
+		// naming the field.
+		return &json.UnmarshalTypeError{Value: "amount", Type: reflect.TypeFor[int64]()}
+	}
+	*a = amountJSON{Value: n, Set: true}
+	return nil
+}
+
+// ptr is the amount, nil when it was absent or null.
+func (a amountJSON) ptr() *int64 {
+	if !a.Set {
+		return nil
+	}
+	v := a.Value
+	return &v
+}
+
+// countryCodeJSON is a phone number's country code: a number, or a string
+// of digits as PHP's SDK sends it ("81"). The domain checks its range; a
+// null is no code, which it refuses.
+type countryCodeJSON int
+
+func (c *countryCodeJSON) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*c = 0
+		return nil
+	}
+	n, ok := jsonInteger(b)
+	if !ok || int64(int(n)) != n {
+		return &json.UnmarshalTypeError{Value: "country code", Type: reflect.TypeFor[int]()}
+	}
+	*c = countryCodeJSON(n)
+	return nil
 }

@@ -856,8 +856,8 @@ func TestChargeCreationErrors(t *testing.T) {
 		{"NoCurrency", func(t *testing.T) (string, any) {
 			return server(f.a1), map[string]any{"transaction_token_id": f.token(t, pan), "amount": 1000}
 		}, 400, payment.CodeValidation, "currency"},
-		{"AmountAsString", func(t *testing.T) (string, any) {
-			return server(f.a1), chargeBody(f.token(t, pan), "1000", "JPY")
+		{"AmountAsExponentString", func(t *testing.T) (string, any) {
+			return server(f.a1), chargeBody(f.token(t, pan), "1e3", "JPY")
 		}, 400, payment.CodeValidation, "amount"},
 		{"AmountAsFloat", func(t *testing.T) (string, any) {
 			return server(f.a1), chargeBody(f.token(t, pan), 1000.5, "JPY")

@@ -59,7 +59,7 @@ func toWireCancel(cn *payment.Cancel) wireCancel {
 }
 
 type wireNewRefund struct {
-	Amount   int64           `json:"amount"`
+	Amount   amountJSON      `json:"amount"`
 	Currency string          `json:"currency"`
 	Reason   string          `json:"reason"`
 	Message  string          `json:"message"`
@@ -76,7 +76,7 @@ func (s *Server) createRefund(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	rf, err := s.svc.CreateRefund(r.Context(), c, ids.store, ids.charge, payment.NewRefund{
-		Amount: req.Amount, Currency: req.Currency, Reason: req.Reason, Message: req.Message, Metadata: md,
+		Amount: req.Amount.Value, Currency: req.Currency, Reason: req.Reason, Message: req.Message, Metadata: md,
 	})
 	return answer(http.StatusCreated, rf, err, toWireRefund)
 }

@@ -14,6 +14,12 @@ type wirePhone struct {
 	LocalNumber string `json:"local_number"`
 }
 
+// wirePhoneInput is a phone number in a request.
+type wirePhoneInput struct {
+	CountryCode countryCodeJSON `json:"country_code"`
+	LocalNumber string          `json:"local_number"`
+}
+
 type wireBilling struct {
 	Line1       *string    `json:"line1"`
 	Line2       *string    `json:"line2"`
@@ -138,7 +144,7 @@ type wireNewCard struct {
 	City         string          `json:"city"`
 	Country      string          `json:"country"`
 	Zip          string          `json:"zip"`
-	PhoneNumber  *wirePhone      `json:"phone_number"`
+	PhoneNumber  *wirePhoneInput `json:"phone_number"`
 	CVVAuthorize *struct {
 		Enabled  bool   `json:"enabled"`
 		Currency string `json:"currency"`
@@ -148,7 +154,7 @@ type wireNewCard struct {
 
 type wireNewToken struct {
 	PaymentType string              `json:"payment_type"`
-	Type        string              `json:"type"`
+	Type        *string             `json:"type"`
 	UsageLimit  string              `json:"usage_limit"`
 	Email       string              `json:"email"`
 	Metadata    json.RawMessage     `json:"metadata"`
@@ -160,15 +166,22 @@ type wireNewToken struct {
 func (w *wireNewCard) billing() payment.Billing {
 	b := payment.Billing{Line1: w.Line1, Line2: w.Line2, State: w.State, City: w.City, Country: w.Country, Zip: w.Zip}
 	if w.PhoneNumber != nil {
-		b.PhoneNumber = &payment.Phone{CountryCode: w.PhoneNumber.CountryCode, LocalNumber: w.PhoneNumber.LocalNumber}
+		b.PhoneNumber = &payment.Phone{CountryCode: int(w.PhoneNumber.CountryCode), LocalNumber: w.PhoneNumber.LocalNumber}
 	}
 	return b
 }
 
 func (w *wireNewToken) domain() (payment.NewToken, error) {
 	p := payment.NewToken{
-		PaymentType: w.PaymentType, Type: payment.TokenType(w.Type), UsageLimit: w.UsageLimit,
-		Email: w.Email, IPAddress: w.IPAddress,
+		PaymentType: w.PaymentType, UsageLimit: w.UsageLimit, Email: w.Email, IPAddress: w.IPAddress,
+	}
+	// Absent or null, the type is left to the domain's default; an empty
+	// string is a value, and not a type.
+	if w.Type != nil {
+		if *w.Type == "" {
+			return p, payment.Invalid("type", payment.ReasonInvalidFormat)
+		}
+		p.Type = payment.TokenType(*w.Type)
 	}
 	var err error
 	if p.Metadata, err = payment.ParseMetadata(w.Metadata, "metadata"); err != nil {
@@ -255,7 +268,7 @@ type wireTokenUpdate struct {
 		City     string          `json:"city"`
 		Country  string          `json:"country"`
 		Zip      string          `json:"zip"`
-		Phone    *wirePhone      `json:"phone_number"`
+		Phone    *wirePhoneInput `json:"phone_number"`
 	} `json:"data"`
 }
 

@@ -42,6 +42,9 @@ const (
 	CodeCannotRefundUnsuccessful Code = "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"
 	CodeCurrencyMustMatchCharge  Code = "CURRENCY_MUST_MATCH_CHARGE"
 	CodeCancelNotAllowed         Code = "CANCEL_NOT_ALLOWED"
+	CodeCardBrandNotSupported    Code = "CARD_BRAND_NOT_SUPPORTED"
+	CodeRecurringTokenDisabled   Code = "RECURRING_TOKEN_DISABLED"
+	CodeRecurringUsageLimit      Code = "RECURRING_USAGE_LIMIT_REQUIRED"
 )
 
 // Reasons name what is wrong with one field.

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,14 +42,55 @@ type Store struct {
 }
 
 // StoreSettings are a store's payment settings, shown to the widget through
-// GET /checkout_info.
+// GET /checkout_info and to SDKs as the store's configuration.
 type StoreSettings struct {
 	CardEnabled     bool     `json:"card_enabled"`
 	ThreeDSRequired bool     `json:"three_ds_required"`
 	Currencies      []string `json:"currencies"`
 	LogoImage       string   `json:"logo_image,omitempty"`
 	Theme           Theme    `json:"theme"`
+	// ForbiddenCardBrands are the card brands (wasm/card's names) the
+	// store refuses to tokenise.
+	ForbiddenCardBrands []string `json:"forbidden_card_brands,omitempty"`
+	// RecurringType is which recurring tokens the store may make (see
+	// RecurringPrivilege); empty is RecurringInfinite, what stores had
+	// before the setting existed.
+	RecurringType RecurringPrivilege `json:"recurring_type,omitempty"`
 }
+
+// RecurringPrivilege is how far a store may use recurring tokens
+// (reference §3.1 recurring_token_privilege).
+type RecurringPrivilege string
+
+// The recurring privileges: no recurring tokens at all; only with a usage
+// limit; or without one.
+const (
+	RecurringNone     RecurringPrivilege = "none"
+	RecurringBounded  RecurringPrivilege = "bounded"
+	RecurringInfinite RecurringPrivilege = "infinite"
+)
+
+// Recurring is the store's recurring privilege.
+func (st StoreSettings) Recurring() RecurringPrivilege {
+	if st.RecurringType == "" {
+		return RecurringInfinite
+	}
+	return st.RecurringType
+}
+
+// ForbidsBrand reports whether the store refuses cards of brand.
+func (st StoreSettings) ForbidsBrand(brand string) bool {
+	for _, b := range st.ForbiddenCardBrands {
+		if strings.EqualFold(b, brand) {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxRefundPercent is how much of a charge its refunds may give back, in
+// percent: all of it, never more (CreateRefund).
+const MaxRefundPercent = 100
 
 // Theme colours the widget frame so that it matches the merchant's shop.
 type Theme struct {
@@ -66,8 +108,9 @@ type Theme struct {
 // mandatory 3-D Secure, the common currencies and a neutral theme.
 func DefaultStoreSettings() StoreSettings {
 	return StoreSettings{
-		CardEnabled: true,
-		Currencies:  []string{"JPY", "USD", "EUR"},
+		CardEnabled:   true,
+		RecurringType: RecurringInfinite,
+		Currencies:    []string{"JPY", "USD", "EUR"},
 		Theme: Theme{
 			MainBackground:      "#ffffff",
 			SecondaryBackground: "#f5f6f8",

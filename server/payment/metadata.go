@@ -22,7 +22,8 @@ const (
 )
 
 // ParseMetadata reads metadata as sent on the wire: a JSON object, a JSON
-// string holding one (some plugins send that), or null/absent.
+// string holding one (some plugins send that), or null/absent. An empty
+// array is empty metadata: PHP's json_encode writes an empty map as [].
 func ParseMetadata(raw json.RawMessage, field string) (Metadata, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -37,6 +38,9 @@ func ParseMetadata(raw json.RawMessage, field string) (Metadata, error) {
 		if len(raw) == 0 {
 			return nil, nil
 		}
+	}
+	if emptyArray(raw) {
+		return nil, nil
 	}
 	if len(raw) > 4*maxMetadataSize {
 		return nil, Invalid(field, ReasonInvalidLength)
@@ -53,6 +57,12 @@ func ParseMetadata(raw json.RawMessage, field string) (Metadata, error) {
 		return nil, err
 	}
 	return Metadata(m), nil
+}
+
+// emptyArray reports whether raw is [] (white space allowed).
+func emptyArray(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) >= 2 && raw[0] == '[' && raw[len(raw)-1] == ']' && len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
 }
 
 // check applies the bounds to metadata as a whole: the number of keys, the

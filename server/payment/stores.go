@@ -18,6 +18,17 @@ func (s *Service) Me(ctx context.Context, c *Caller) (*Merchant, error) {
 	return m, err
 }
 
+// MeByID returns the caller's merchant when id is its id, and NOT_FOUND
+// for any other: GET /me/{id} (what PHP's Merchant->fetch() asks for) is
+// the caller's own merchant under another name, never a way to read
+// someone else's.
+func (s *Service) MeByID(ctx context.Context, c *Caller, id uuid.UUID) (*Merchant, error) {
+	if id != c.MerchantID() {
+		return nil, NotFound("merchant")
+	}
+	return s.Me(ctx, c)
+}
+
 // Stores lists the stores the caller can act on: all of a merchant token's
 // merchant, or a store token's own store.
 func (s *Service) Stores(ctx context.Context, c *Caller, p ListParams) (Page[*Store], error) {

@@ -161,10 +161,13 @@ func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
 	case p.PaymentType != PaymentTypeCard:
 		v.Add("payment_type", "PAYMENT_TYPE_NOT_SUPPORTED")
 	}
-	switch {
-	case p.Type == "":
-		v.Add("type", ReasonRequired)
-	case !p.Type.valid():
+	// A request that names no type asks for a one-time token, the kind
+	// that needs no further setting (PHP's SDK leaves type out unless it
+	// is given one).
+	if p.Type == "" {
+		p.Type = OneTime
+	}
+	if !p.Type.valid() {
 		v.Add("type", ReasonInvalidFormat)
 	}
 	if p.UsageLimit != "" {
@@ -285,12 +288,35 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if !st.PCICompliant && !s.fromGatewayPage(c) {
 			return Errorf(CodeDirectCardTokenDisabled, "this store must collect card data through Kessai's widget or link form")
 		}
+		if err := storeAllowsToken(st.Settings, tok); err != nil {
+			return err
+		}
 		return tx.CreateToken(ctx, tok)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return tok, nil
+}
+
+// storeAllowsToken applies the store's own settings to a new token: the
+// card brands it refuses and the recurring tokens it may make.
+func storeAllowsToken(st StoreSettings, tok *TransactionToken) error {
+	if st.ForbidsBrand(tok.Card.Brand) {
+		return Errorf(CodeCardBrandNotSupported, "this store does not take cards of this brand")
+	}
+	if tok.Type != Recurring {
+		return nil
+	}
+	switch st.Recurring() {
+	case RecurringNone:
+		return Errorf(CodeRecurringTokenDisabled, "this store does not make recurring tokens")
+	case RecurringBounded:
+		if tok.UsageLimit == "" {
+			return Errorf(CodeRecurringUsageLimit, "this store's recurring tokens need a usage_limit")
+		}
+	}
+	return nil
 }
 
 // cvcAssociated binds a sealed CVC to its token and keeps it from being
