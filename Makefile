@@ -64,6 +64,15 @@ fuzz-short:
 conformance: deps build
 	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
 
+## conformance-php: drive a real gateway with the published UnivaPay PHP SDK
+## (server/conformance/php). PHP and the SDK are not installed by `make deps`:
+## see that folder's README; without them the suite says why in one line.
+KESSAI_PHP_SDK_DIR ?= $(HOME)/.cache/kessai/php-sdk
+.PHONY: conformance-php
+conformance-php: deps build
+	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		KESSAI_PHP_SDK_DIR="$(KESSAI_PHP_SDK_DIR)" node --test --test-reporter=spec php/php.test.mjs
+
 ## test-browser: the widget, link form and demo storefront in headless Debian Chromium
 ## (/usr/bin/chromium, never a downloaded browser); screenshots go to web/browser/screenshots/
 .PHONY: test-browser budgets
