@@ -2,42 +2,24 @@ package message
 
 import "strings"
 
-// maxExplicit bounds an explicit locale: no tag anyone writes is longer,
-// and a longer value is not worth reading.
-const maxExplicit = 64
-
 // maxRanges is how many language ranges of an Accept-Language header count.
 // Browsers send a handful; a header with more is read no further, so that
 // no header costs more than a glance.
 const maxRanges = 32
 
 // Parse reads a locale named explicitly: a page's locale parameter, the
-// language a shopper picked. It accepts, in any case and with spaces around
-// it:
-//
-//   - a language tag whose primary subtag is "ja" or "en", with any further
-//     subtags (1 to 8 letters or digits each) joined by "-" or "_": "ja",
-//     "ja-JP", "ja_JP", "en-GB", "en-Latn-US";
-//   - the language's English name: "japanese", "english".
-//
-// Anything else names no locale, "auto" and "" included: ok is false.
-// "jv" (Javanese) or "jam" is not Japanese, nor is "ja-" or "ja-JP!".
+// language a shopper picked. It accepts a language tag whose primary
+// subtag is "ja" or "en", in any case, with any further subtags of 1 to 8
+// letters or digits joined by "-" or "_": "ja", "JA", "ja-JP", "ja_JP",
+// "en-GB", "en-Latn-US". Anything else names no locale ("auto", "",
+// "japanese", " ja", "jv" or "jam", "ja-", "ja-JP!"): ok is false, and
+// Negotiate goes on to the browser's languages. The loader (checkout.js)
+// applies the same rule in the browser.
 func Parse(value string) (l Locale, ok bool) {
-	v := strings.TrimSpace(value)
-	if v == "" || len(v) > maxExplicit {
+	if !wellFormedTag(value, true) {
 		return "", false
 	}
-	switch {
-	case strings.EqualFold(v, "japanese"):
-		return Japanese, true
-	case strings.EqualFold(v, "english"):
-		return English, true
-	}
-	v = strings.ReplaceAll(v, "_", "-")
-	if !wellFormedTag(v) {
-		return "", false
-	}
-	return primaryLocale(v)
+	return primaryLocale(value)
 }
 
 // Negotiate chooses the language of a page. The explicit value decides
@@ -65,7 +47,7 @@ func Negotiate(explicit, acceptLanguage string) Locale {
 		n++
 		tag, params, _ := strings.Cut(element, ";")
 		tag = strings.Trim(tag, " \t")
-		if tag == "*" || !wellFormedTag(tag) {
+		if tag == "*" || !wellFormedTag(tag, false) {
 			continue
 		}
 		l, ok := primaryLocale(tag)
@@ -83,29 +65,39 @@ func Negotiate(explicit, acceptLanguage string) Locale {
 	return best
 }
 
-// wellFormedTag reports whether s is a language tag as a language range
-// writes it: a primary subtag of 1 to 8 ASCII letters, then any number of
-// subtags of 1 to 8 ASCII letters or digits, each after a "-".
-func wellFormedTag(s string) bool {
-	for i, sub := range strings.Split(s, "-") {
-		if len(sub) < 1 || len(sub) > 8 {
-			return false
-		}
-		for j := 0; j < len(sub); j++ {
-			c := sub[j] | 0x20 // ASCII lower case; digits are unchanged
-			letter := c >= 'a' && c <= 'z'
-			digit := sub[j] >= '0' && sub[j] <= '9'
-			if !letter && (i == 0 || !digit) {
+// wellFormedTag reports whether s is a language tag: a primary subtag of
+// 1 to 8 ASCII letters, then any number of subtags of 1 to 8 ASCII letters
+// or digits, each after a "-" (or a "_" too, when underscore is set). It
+// reads s once and allocates nothing, however long and odd s is.
+func wellFormedTag(s string, underscore bool) bool {
+	n, primary := 0, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch lower := c | 0x20; {
+		case c == '-' || (underscore && c == '_'):
+			if n == 0 {
 				return false
 			}
+			n, primary = 0, false
+			continue
+		case 'a' <= lower && lower <= 'z':
+		case !primary && '0' <= c && c <= '9':
+		default:
+			return false
+		}
+		if n++; n > 8 {
+			return false
 		}
 	}
-	return true
+	return n > 0
 }
 
 // primaryLocale is the locale of a well-formed tag's primary subtag.
 func primaryLocale(tag string) (Locale, bool) {
-	primary, _, _ := strings.Cut(tag, "-")
+	primary := tag
+	if i := strings.IndexAny(tag, "-_"); i >= 0 {
+		primary = tag[:i]
+	}
 	switch {
 	case strings.EqualFold(primary, "ja"):
 		return Japanese, true

@@ -18,7 +18,7 @@ func FuzzNegotiateLocale(f *testing.F) {
 		{"", ""}, {"ja", ""}, {"ja-JP", "en"}, {"japanese", ""}, {"auto", "ja-JP,ja;q=0.9,en;q=0.8"},
 		{"", "fr-FR, ja;q=0.7, en;q=0.6"}, {"", "en, ja"}, {"", "ja;q=0, en;q=0.1"}, {"", "*, ja;q=0.5"},
 		{"", "ja;q=1.5, en;q=0.1"}, {"", "ja;q=NaN"}, {"", "en;q=0.1, ja;q=0."}, {"", "ja;;;;q=0.9;;"},
-		{"", ",,,, ,ja"}, {"jam", "jv, en"}, {"\u00a0ja\u3000", ""}, {"ja_JP", "ja_JP"},
+		{"", ",,,, ,ja"}, {"jam", "jv, en"}, {"\u00a0ja\u3000", ""}, {"ja_JP", "ja_JP"}, {"ja-\u212a", ""}, {"en-ſ", "ja-ſ"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -44,7 +44,7 @@ func FuzzNegotiateLocale(f *testing.F) {
 }
 
 var (
-	oracleTag    = regexp.MustCompile(`^(?i)(ja|en)([-_][a-z0-9]{1,8})*$`)
+	oracleTag    = regexp.MustCompile(`^([jJ][aA]|[eE][nN])([-_][A-Za-z0-9]{1,8})*$`) // (?i) would fold K into the Kelvin sign
 	oracleRange  = regexp.MustCompile(`^([A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)$`)
 	oracleQValue = regexp.MustCompile(`^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$`)
 )
@@ -55,17 +55,7 @@ func oracleOK(explicit string) bool {
 }
 
 func oracleParse(explicit string) (Locale, bool) {
-	v := strings.TrimSpace(explicit)
-	if len(v) > 64 {
-		return "", false
-	}
-	switch strings.ToLower(v) {
-	case "japanese":
-		return Japanese, true
-	case "english":
-		return English, true
-	}
-	m := oracleTag.FindStringSubmatch(v)
+	m := oracleTag.FindStringSubmatch(explicit)
 	if m == nil {
 		return "", false
 	}

@@ -10,17 +10,22 @@ func TestParse(t *testing.T) {
 		in   string
 		want Locale // "" for none
 	}{
-		{"ja", Japanese}, {"JA", Japanese}, {" ja ", Japanese}, {"ja-JP", Japanese}, {"ja_JP", Japanese},
-		{"ja-jp", Japanese}, {"ja-Jpan-JP", Japanese}, {"japanese", Japanese}, {"Japanese", Japanese},
-		{"en", English}, {"en-US", English}, {"en_GB", English}, {"en-Latn-US", English}, {"ENGLISH", English},
+		{"ja", Japanese}, {"JA", Japanese}, {"ja-JP", Japanese}, {"ja_JP", Japanese}, {"ja-jp", Japanese},
+		{"ja-Jpan-JP", Japanese}, {"ja-JP_u", Japanese}, {"Ja-jP", Japanese},
+		{"en", English}, {"en-US", English}, {"en_GB", English}, {"en-Latn-US", English}, {"en-001", English},
 		{"", ""}, {"auto", ""}, {"AUTO", ""}, {"fr", ""}, {"de-DE", ""}, {"jv", ""}, {"jam", ""}, {"jpn", ""},
-		{"ja-", ""}, {"ja--JP", ""}, {"ja-JP!", ""}, {"ja JP", ""}, {"ja;q=1", ""}, {"ja,en", ""},
-		{"ja-toolongsubtag", ""}, {"日本語", ""}, {"japan", ""}, {"ja\x00", ""}, {"-ja", ""},
-		{"ja-" + strings.Repeat("x", 70), ""}, {"\u00a0ja\u3000", Japanese},
+		{"japanese", ""}, {"english", ""}, {" ja", ""}, {"ja ", ""}, {"\u00a0ja", ""},
+		{"ja-", ""}, {"ja--JP", ""}, {"ja-JP!", ""}, {"ja JP", ""}, {"ja;q=1", ""}, {"ja,en", ""}, {"-ja", ""},
+		{"ja-toolongsubtag", ""}, {"ja-12345678", Japanese}, {"ja-123456789", ""}, {"日本語", ""}, {"ja\x00", ""},
+		{"ja-" + strings.Repeat("x", 70), ""}, {"ja" + strings.Repeat("-x", 1<<16), Japanese}, {strings.Repeat("-", 1<<16), ""},
 	} {
 		got, ok := Parse(tt.in)
 		if got != tt.want || ok != (tt.want != "") {
-			t.Errorf("Parse(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+			in := tt.in
+			if len(in) > 40 {
+				in = in[:40] + "…"
+			}
+			t.Errorf("Parse(%q) = %q, %v; want %q", in, got, ok, tt.want)
 		}
 	}
 }
@@ -34,7 +39,8 @@ func TestNegotiate(t *testing.T) {
 		// The explicit value wins when it names a language.
 		{"ja", "en", Japanese},
 		{"en-US", "ja", English},
-		{"japanese", "", Japanese},
+		{"japanese", "", English},
+		{"japanese", "ja", Japanese},
 		{"JA_jp", "", Japanese},
 		// Otherwise the header decides.
 		{"", "", English},
