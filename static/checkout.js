@@ -1,16 +1,11 @@
-/*! Kessai checkout loader: KessaiCheckout (= UnivapayCheckout).create(opts)
- * -> {open, close, submit, destroy}; .submit(iframe); HTML mode: <span
- * data-app-id ...> in a <form>. Card data stays in the gateway's frame.
- * CSP-safe: no inline code; styles only through the CSSOM. */
+/*! Kessai checkout loader, KessaiCheckout (= UnivapayCheckout): see the README. Card data
+ * stays in the gateway's frame; no inline code or style. */
 (function (w, d) {
   "use strict";
   if (w.KessaiCheckout && w.KessaiCheckout.kessai) { return; }
   var SRC = "kessai-checkout", V = 1, GW = "", all = {};
   try { GW = new URL(d.currentScript.src).origin; } catch (e) { /* not loaded by src */ }
-  var TEXT = {
-    en: ["Pay with card", "Payment", "Secure card payment form", "The payment form could not be loaded."],
-    ja: ["カードで支払う", "お支払い", "安全なカード決済フォーム", "決済フォームを読み込めませんでした。"]
-  };
+  var TEXT = /*kessai:loader-texts*/{};
   // data-* attributes of the HTML mode that are options, not metadata.
   var KNOWN = " app-id checkout amount currency capture email metadata token-type locale inline inline-item-style" +
     " auto-submit payment-type payment-types text button-text button-class phone-number ";
@@ -20,9 +15,12 @@
     for (var i = 0; i < b.length; i++) { s += (b[i] + 256).toString(16).slice(1); }
     return s;
   }
+  // message.Negotiate's rule (a test holds this to it).
   function lang(l) {
-    l = String(l || "auto").toLowerCase();
-    return (l === "auto" ? String(navigator.language).toLowerCase() : l).indexOf("ja") ? "en" : "ja";
+    for (var a = [l].concat(navigator.languages), i = 0, m; i < a.length; i++) {
+      if ((m = /^(ja|en)([-_][a-z\d]{1,8})*$/i.exec(a[i]))) { return m[1].toLowerCase(); }
+    }
+    return "en";
   }
   function css(el, p) { for (var k in p) { el.style[k] = p[k]; } return el; }
   function mk(tag, p) { return css(d.createElement(tag), p || {}); }

@@ -1,9 +1,8 @@
-package web
+package hosted
 
 import (
 	"context"
 	"html"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -146,7 +145,7 @@ func (f *formsFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber
 // gateway is the gateway's pages handler over the fixture.
 func (f *formsFixture) gateway(t testing.TB, publicURL string) http.Handler {
 	t.Helper()
-	h, err := NewGateway(GatewayConfig{Service: f.svc, PublicURL: publicURL, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
+	h, err := New(Config{Service: f.svc, PublicURL: publicURL, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +658,7 @@ func TestLinkformSessionTampering(t *testing.T) {
 
 	// A session made with another key (another gateway, a forger) is not
 	// accepted either, even with its own matching CSRF token.
-	other, err := NewGateway(GatewayConfig{Service: f.svc, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler),
+	other, err := New(Config{Service: f.svc, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler),
 		SessionKey: []byte("a-different-session-key-0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -695,29 +694,8 @@ func TestLinkformRevokedToken(t *testing.T) {
 	}
 }
 
-func TestPickLocaleAndMoney(t *testing.T) {
-	for _, tc := range []struct{ explicit, accept, want string }{
-		{"", "", "en"}, {"ja", "en", "ja"}, {"en-US", "ja", "en"}, {"", "ja-JP,ja;q=0.9,en;q=0.8", "ja"},
-		{"", "en;q=0.4,ja;q=0.8", "ja"}, {"", "fr,de", "en"}, {"auto", "ja", "ja"},
-	} {
-		if got := pickLocale(tc.explicit, tc.accept); string(got) != tc.want {
-			t.Errorf("pickLocale(%q, %q) = %s, want %s", tc.explicit, tc.accept, got, tc.want)
-		}
-	}
-	jpy, _ := payment.LookupCurrency("JPY")
-	usd, _ := payment.LookupCurrency("USD")
-	thb, _ := payment.LookupCurrency("THB")
-	for _, tc := range []struct {
-		n    int64
-		c    payment.Currency
-		want string
-	}{{1600, jpy, "¥1,600"}, {50, jpy, "¥50"}, {9999999, jpy, "¥9,999,999"}, {1250, usd, "$12.50"}, {5, usd, "$0.05"}, {150000, thb, "฿1,500.00"}} {
-		if got := amountText(tc.n, tc.c); got != tc.want {
-			t.Errorf("amountText(%d, %s) = %s, want %s", tc.n, tc.c.Code, got, tc.want)
-		}
-	}
+func TestWithIDs(t *testing.T) {
 	if got := withIDs("https://shop.example/a?x=1#frag", "t", "c"); got != "https://shop.example/a?univapayChargeId=c&univapayTokenId=t&x=1#frag" {
 		t.Errorf("withIDs = %s", got)
 	}
-	_ = io.Discard
 }

@@ -1,4 +1,4 @@
-package web
+package asset
 
 import (
 	"bytes"
@@ -18,17 +18,15 @@ import (
 // accepts gzip; the body decodes to the file.
 func FuzzAcceptEncoding(f *testing.F) {
 	body := bytes.Repeat([]byte("function kessai() { return 'checkout'; }\n"), 64)
-	table, err := newAssetTable(fstest.MapFS{"checkout.js": {Data: body}})
+	table, err := Load(fstest.MapFS{"checkout.js": {Data: body}}, Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
-	a := table.lookup("checkout.js")
-	a.compressAll()
+	a := table.files["checkout.js"]
 	if a.br.Load() == nil || a.gz.Load() == nil || len(*a.br.Load()) >= len(body) || len(*a.gz.Load()) >= len(body) {
 		f.Fatal("the stand-in file has no smaller variants")
 	}
-	mux := http.NewServeMux()
-	table.routes(mux)
+	mux := serveMux(table)
 
 	for _, s := range []string{
 		"", "gzip", "br", "gzip, deflate, br, zstd", "identity", "*", "*;q=0", "br;q=0", "gzip;q=0, br;q=0",
@@ -40,7 +38,7 @@ func FuzzAcceptEncoding(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	url := table.url("checkout.js")
+	url := table.URL("checkout.js")
 	f.Fuzz(func(t *testing.T, header string) {
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {

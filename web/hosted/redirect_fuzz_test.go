@@ -1,4 +1,4 @@
-package web
+package hosted
 
 import (
 	"net/url"

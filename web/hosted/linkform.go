@@ -1,4 +1,4 @@
-package web
+package hosted
 
 import (
 	"bytes"
@@ -26,9 +26,10 @@ import (
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/templates"
+	"github.com/kessai/kessai/web/message"
 )
 
-// The hosted link form (reference §8): GET /forms/{id}?appId=…&amount=…
+// The hosted link form: GET /forms/{id}?appId=…&amount=…
 // renders a first-party page on the gateway's origin that embeds the same
 // widget frame as merchant pages, in inline mode. When the widget reports a
 // payment, the page posts its id to POST /forms/{id}/complete; the gateway
@@ -85,18 +86,18 @@ func (p *pages) formRoutes(mux *http.ServeMux) error {
 	return nil
 }
 
-func newLinkform(cfg GatewayConfig, log *slog.Logger) (*linkform, error) {
+func newLinkform(cfg Config, log *slog.Logger) (*linkform, error) {
 	if cfg.Service == nil {
-		return nil, errors.New("web: the link form needs the payment service")
+		return nil, errors.New("hosted: the link form needs the payment service")
 	}
-	tmpl, err := template.New("").Funcs(linkformFuncs()).ParseFS(templates.FS, "linkform*.html")
+	tmpl, err := template.New("").Funcs(templateFuncs()).ParseFS(templates.FS, "linkform*.html")
 	if err != nil {
 		return nil, err
 	}
 	key := cfg.SessionKey
 	if len(key) < 32 {
 		if len(key) > 0 {
-			return nil, errors.New("web: the session key must be at least 32 bytes")
+			return nil, errors.New("hosted: the session key must be at least 32 bytes")
 		}
 		// Without a configured key, sessions last as long as the process.
 		key = make([]byte, 32)
@@ -107,7 +108,7 @@ func newLinkform(cfg GatewayConfig, log *slog.Logger) (*linkform, error) {
 	}
 	pub, err := url.Parse(strings.TrimRight(cfg.PublicURL, "/"))
 	if err != nil || pub.Host == "" {
-		return nil, fmt.Errorf("web: bad public URL %q", cfg.PublicURL)
+		return nil, fmt.Errorf("hosted: bad public URL %q", cfg.PublicURL)
 	}
 	// The cookie is authenticated with the session key and encrypted with
 	// a key derived from it: the form's parameters stay private.
@@ -222,7 +223,7 @@ func randomString(n int) string {
 // show renders the form: GET /forms/{id}.
 func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	loc := pickLocale(q.Get("locale"), r.Header.Get("Accept-Language"))
+	loc := message.Negotiate(q.Get("locale"), r.Header.Get("Accept-Language"))
 	formID := r.PathValue("id")
 	if !linkformIDPattern.MatchString(formID) {
 		lf.fail(w, r, http.StatusNotFound, loc, "not_found", nil)
@@ -241,7 +242,7 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 	}
 	if params.Checkout == "payment" && !slices.Contains(info.Store.Settings.Currencies, params.Currency) {
 		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", []string{
-			lfText(loc, "p_currency_store", params.Currency)})
+			formText(loc, "p_currency_store", params.Currency)})
 		return
 	}
 
@@ -267,7 +268,7 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 		// texts are too long.
 		lf.log.Warn("link form: session too large", "error", err)
 		w.Header().Del("Set-Cookie")
-		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", []string{lfText(loc, "p_too_long")})
+		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", []string{formText(loc, "p_too_long")})
 		return
 	}
 
@@ -282,32 +283,32 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 	}
 	nonce := randomString(16)
 	data := lfPage{
-		Lang: loc, T: lfMessages[loc], Title: lfText(loc, "title_pay", info.Store.Name),
-		StyleNonce: nonce, Accent: safeColor(info.Store.Settings.Theme.MainColor),
+		Lang: loc, T: message.LinkForm.In(loc), Title: formText(loc, "title_pay", info.Store.Name),
+		StyleNonce: nonce, Accent: cssColour(info.Store.Settings.Theme.MainColor),
 		StoreName: info.Store.Name, StoreInitial: initial(info.Store.Name), TestMode: info.Mode == payment.ModeTest,
 		FormID: formID, Params: params, Nonce: pf.Nonce, CSRF: st.CSRF,
 		AppID: st.Tokens[params.TokenID], Metadata: string(metaJSON), WidgetLocale: widgetLocale,
 		CaptureAttr: strconv.FormatBool(params.Capture),
 	}
 	if params.Checkout == "payment" {
-		cur, _ := payment.LookupCurrency(params.Currency)
-		data.AmountText = amountText(params.Amount, cur)
+		data.AmountText = amountText(params.Amount, params.Currency)
 		data.AmountAttr = strconv.FormatInt(params.Amount, 10)
-		data.PayLabel = lfText(loc, "pay_amount", data.AmountText)
+		data.PayLabel = formText(loc, "pay_amount", data.AmountText)
 		if !params.Capture {
-			data.AuthNote = lfMessages[loc]["auth_note"]
+			data.AuthNote = formText(loc, "auth_note")
 		}
 	} else {
-		data.PayLabel = lfMessages[loc]["save_card"]
+		data.PayLabel = formText(loc, "save_card")
 	}
 	data.CancelURL = params.Failure
 	lf.render(w, http.StatusOK, "linkform.html", data, formActionOrigins(params), nonce)
 }
 
-// validate checks the parameters of reference §8.
-func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q url.Values) (*payment.Caller, formParams, []string) {
+// validate checks the link's parameters (UnivaPay's, so that links made
+// for it work here).
+func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID string, q url.Values) (*payment.Caller, formParams, []string) {
 	var problems []string
-	bad := func(key string, args ...any) { problems = append(problems, lfText(loc, key, args...)) }
+	bad := func(key string, args ...any) { problems = append(problems, formText(loc, key, args...)) }
 	p := formParams{FormID: formID}
 
 	appID := strings.TrimSpace(q.Get("appId"))
@@ -362,7 +363,7 @@ func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q u
 		case err != nil || n <= 0:
 			bad("p_amount")
 		case curOK && (n < cur.MinAmount || n > cur.MaxAmount):
-			bad("p_amount_range", amountText(cur.MinAmount, cur), amountText(cur.MaxAmount, cur))
+			bad("p_amount_range", amountText(cur.MinAmount, cur.Code), amountText(cur.MaxAmount, cur.Code))
 		default:
 			p.Amount = n
 		}
@@ -412,14 +413,12 @@ func (lf *linkform) validate(ctx context.Context, loc locale, formID string, q u
 			p.OrderID = o
 		}
 	}
-	switch l := strings.ToLower(q.Get("locale")); {
-	case l == "" || l == "auto":
-	case strings.HasPrefix(l, "ja"):
-		p.Locale = "ja"
-	case strings.HasPrefix(l, "en"):
-		p.Locale = "en"
-	default:
-		bad("p_locale")
+	if l := strings.TrimSpace(q.Get("locale")); l != "" && !strings.EqualFold(l, "auto") {
+		if loc, ok := message.Parse(l); ok {
+			p.Locale = string(loc)
+		} else {
+			bad("p_locale")
+		}
 	}
 
 	for _, rp := range []struct {
@@ -490,7 +489,7 @@ func printable(s string) bool {
 
 // complete finishes a form: POST /forms/{id}/complete.
 func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
-	loc := pickLocale("", r.Header.Get("Accept-Language"))
+	loc := message.Negotiate("", r.Header.Get("Accept-Language"))
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
 		lf.fail(w, r, http.StatusBadRequest, loc, "invalid", nil)
@@ -523,7 +522,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 	pf := &st.Forms[idx]
 	params := pf.Params
 	if params.Locale != "" {
-		loc = locale(params.Locale)
+		loc = message.Locale(params.Locale)
 	}
 
 	if r.PostForm.Get("outcome") == "cancel" {
@@ -656,7 +655,7 @@ func metaString(m payment.Metadata, key string) string {
 
 // finish redirects to the merchant's URL for the outcome, or shows the
 // result.
-func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc locale, p formParams, out outcome, tokenID, chargeID string) {
+func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID string) {
 	target := ""
 	switch out {
 	case outcomeSuccess:
@@ -682,13 +681,12 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc locale, p
 		key = "saved"
 	}
 	data := lfPage{
-		Lang: loc, T: lfMessages[loc], Title: lfMessages[loc]["r_"+key+"_title"],
-		Result: key, ResultText: lfMessages[loc]["r_"+key+"_text"], ReturnURL: target,
+		Lang: loc, T: message.LinkForm.In(loc), Title: formText(loc, "r_"+key+"_title"),
+		Result: key, ResultText: formText(loc, "r_"+key+"_text"), ReturnURL: target,
 		Params: p, ChargeID: chargeID, TokenID: tokenID,
 	}
 	if p.Checkout == "payment" && p.Amount > 0 {
-		cur, _ := payment.LookupCurrency(p.Currency)
-		data.AmountText = amountText(p.Amount, cur)
+		data.AmountText = amountText(p.Amount, p.Currency)
 	}
 	lf.render(w, http.StatusOK, "linkform_result.html", data, nil, "")
 }
@@ -724,12 +722,12 @@ func formActionOrigins(p formParams) []string {
 }
 
 func (lf *linkform) notFound(w http.ResponseWriter, r *http.Request) {
-	lf.fail(w, r, http.StatusNotFound, pickLocale("", r.Header.Get("Accept-Language")), "not_found", nil)
+	lf.fail(w, r, http.StatusNotFound, message.Negotiate("", r.Header.Get("Accept-Language")), "not_found", nil)
 }
 
 // fail shows an error page.
-func (lf *linkform) fail(w http.ResponseWriter, r *http.Request, status int, loc locale, key string, details []string) {
-	t := lfMessages[loc]
+func (lf *linkform) fail(w http.ResponseWriter, r *http.Request, status int, loc message.Locale, key string, details []string) {
+	t := message.LinkForm.In(loc)
 	data := lfPage{Lang: loc, T: t, Title: t["e_"+key+"_title"], ErrorKey: key,
 		ErrorText: t["e_"+key+"_text"], Problems: details, Status: status}
 	lf.render(w, status, "linkform_error.html", data, nil, "")
@@ -768,7 +766,7 @@ func (lf *linkform) render(w http.ResponseWriter, status int, name string, data 
 
 // lfPage is what the link form's templates get.
 type lfPage struct {
-	Lang       locale
+	Lang       message.Locale
 	T          map[string]string
 	Title      string
 	StyleNonce string
@@ -803,21 +801,6 @@ type lfPage struct {
 	Status    int
 }
 
-// linkformFuncs are the link form templates' functions: the shared page
-// functions ({{static "x.css"}}).
-func linkformFuncs() template.FuncMap { return templateFuncs() }
-
-var hexColor = regexp.MustCompile(`^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$`)
-
-// safeColor passes a theme colour into CSS only when it is a plain hex
-// colour.
-func safeColor(c string) string {
-	if hexColor.MatchString(c) {
-		return c
-	}
-	return ""
-}
-
 func initial(name string) string {
 	for _, r := range strings.TrimSpace(name) {
 		return strings.ToUpper(string(r))
@@ -825,202 +808,12 @@ func initial(name string) string {
 	return "K"
 }
 
-// locale is a language of the hosted pages.
-type locale string
-
-const (
-	localeEN locale = "en"
-	localeJA locale = "ja"
-)
-
-// pickLocale chooses ja or en from an explicit locale or Accept-Language.
-func pickLocale(explicit, acceptLanguage string) locale {
-	explicit = strings.ToLower(strings.TrimSpace(explicit))
-	switch {
-	case strings.HasPrefix(explicit, "ja"):
-		return localeJA
-	case strings.HasPrefix(explicit, "en"):
-		return localeEN
-	}
-	best, bestQ := localeEN, -1.0
-	for _, part := range strings.Split(acceptLanguage, ",") {
-		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		tag = strings.ToLower(strings.TrimSpace(tag))
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				q = f
-			}
-		}
-		var l locale
-		switch {
-		case tag == "ja" || strings.HasPrefix(tag, "ja-"):
-			l = localeJA
-		case tag == "en" || strings.HasPrefix(tag, "en-"):
-			l = localeEN
-		default:
-			continue
-		}
-		if q > bestQ {
-			best, bestQ = l, q
-		}
-	}
-	return best
-}
-
-func lfText(loc locale, key string, args ...any) string {
-	f, ok := lfMessages[loc][key]
-	if !ok {
-		f = lfMessages[localeEN][key]
-	}
+// formText is a text of the link form in l's language, its blanks filled
+// with args.
+func formText(l message.Locale, key string, args ...any) string {
+	f := message.LinkForm.Get(key, l)
 	if len(args) == 0 {
 		return f
 	}
 	return fmt.Sprintf(f, args...)
-}
-
-// lfMessages are the link form's words.
-var lfMessages = map[locale]map[string]string{
-	localeEN: {
-		"title_pay":     "Pay %s",
-		"pay_amount":    "Pay %s",
-		"save_card":     "Save card",
-		"order":         "Order",
-		"amount":        "Amount due",
-		"amount_label":  "Amount",
-		"customer":      "Customer",
-		"email":         "E-mail",
-		"phone":         "Phone",
-		"test_mode":     "Test mode",
-		"test_hint":     "Test mode: no real money moves. Try 4000\u00a00200\u00a00000\u00a00000 (succeeds) or 4111\u00a01111\u00a01111\u00a01111 (declined).",
-		"card_details":  "Card details",
-		"token_summary": "Save a card with %s for later payments.",
-		"auth_note":     "Your card is authorised now and charged when the order ships.",
-		"secure":        "Card details go straight to Kessai over an encrypted connection; %s never sees them.",
-		"cancel":        "Cancel and return to the shop",
-		"processing":    "Processing your payment…",
-		"loading":       "Loading the secure payment form…",
-		"load_failed":   "The payment form could not be loaded. Please reload the page.",
-		"powered":       "Payments by Kessai",
-		"noscript":      "This payment page needs JavaScript to keep your card details safe. Please enable it and reload.",
-		"return":        "Return to the shop",
-		"close_hint":    "You can close this page now.",
-		"charge_id":     "Payment ID",
-		"token_id":      "Card token",
-		"go_back":       "Go back",
-		"details":       "Details for the shop's developer",
-
-		"p_appid_missing":  "appId is missing: the link needs the store's app token.",
-		"p_appid_invalid":  "appId is not a valid, active store app token.",
-		"p_checkout":       "checkout must be \"payment\" or \"token\".",
-		"p_token_type":     "tokenType must be one_time, recurring or subscription.",
-		"p_currency":       "currency %q is not supported.",
-		"p_currency_store": "this store does not accept %s.",
-		"p_amount_missing": "amount is required for a payment.",
-		"p_amount":         "amount must be a positive whole number in the currency's minor unit.",
-		"p_amount_range":   "amount must be between %s and %s.",
-		"p_bool":           "%s must be true or false.",
-		"p_email":          "emailAddress is not an e-mail address.",
-		"p_text":           "%s is too long or contains control characters.",
-		"p_locale":         "locale must be ja, en or auto.",
-		"p_redirect":       "%s must be an http(s) URL (up to 1024 characters) on one of the app token's domains.",
-		"p_too_long":       "the parameters are too long to keep for this payment; shorten the redirect URLs.",
-
-		"e_invalid_title":      "This payment link is not valid",
-		"e_invalid_text":       "The shop sent you here with a link the payment page cannot use. Please return to the shop and try again, or contact the shop.",
-		"e_not_found_title":    "Page not found",
-		"e_not_found_text":     "There is no payment page at this address.",
-		"e_csrf_title":         "This request was refused",
-		"e_csrf_text":          "The payment could not be confirmed because the request did not come from this payment page. Please reload the page and try again.",
-		"e_expired_title":      "This payment page has expired",
-		"e_expired_text":       "Your session on this payment page ended. If you completed a payment, the shop will still receive it; otherwise please start again from the shop.",
-		"e_no_payment_title":   "We could not find your payment",
-		"e_no_payment_text":    "The payment this page reported does not match this order. No redirect was made; please contact the shop if you were charged.",
-		"e_already_done_title": "This payment page was already used",
-		"e_already_done_text":  "This order has already been completed with another payment. Please contact the shop if you were charged twice.",
-		"e_internal_title":     "Something went wrong",
-		"e_internal_text":      "The payment page had a problem. Please try again in a moment.",
-
-		"r_ok_title":       "Payment successful",
-		"r_ok_text":        "Thank you! Your payment was received.",
-		"r_saved_title":    "Card saved",
-		"r_saved_text":     "Your card was saved securely for this shop.",
-		"r_pending_title":  "Payment is being processed",
-		"r_pending_text":   "Your payment is still being confirmed. The shop will let you know once it completes.",
-		"r_failed_title":   "Payment failed",
-		"r_failed_text":    "Your payment could not be completed. No money was taken.",
-		"r_canceled_title": "Payment canceled",
-		"r_canceled_text":  "You canceled the payment. No money was taken.",
-	},
-	localeJA: {
-		"title_pay":     "%s へのお支払い",
-		"pay_amount":    "%s を支払う",
-		"save_card":     "カードを登録する",
-		"order":         "ご注文番号",
-		"amount":        "お支払い金額",
-		"amount_label":  "金額",
-		"customer":      "お名前",
-		"email":         "メールアドレス",
-		"phone":         "電話番号",
-		"test_mode":     "テストモード",
-		"test_hint":     "テストモードです。実際の請求は発生しません。4000\u00a00200\u00a00000\u00a00000（成功）または 4111\u00a01111\u00a01111\u00a01111（拒否）をお試しください。",
-		"card_details":  "カード情報",
-		"token_summary": "%s での今後のお支払いのためにカードを登録します。",
-		"auth_note":     "カードの与信のみを行い、発送時に請求が確定します。",
-		"secure":        "カード情報は暗号化された通信で Kessai に直接送信され、%s には渡りません。",
-		"cancel":        "支払いをやめてショップに戻る",
-		"processing":    "お支払いを処理しています…",
-		"loading":       "安全な決済フォームを読み込んでいます…",
-		"load_failed":   "決済フォームを読み込めませんでした。ページを再読み込みしてください。",
-		"powered":       "Kessai による決済",
-		"noscript":      "カード情報を安全に扱うため、このページには JavaScript が必要です。有効にしてから再読み込みしてください。",
-		"return":        "ショップに戻る",
-		"close_hint":    "このページは閉じていただいて構いません。",
-		"charge_id":     "決済 ID",
-		"token_id":      "カードトークン",
-		"go_back":       "戻る",
-		"details":       "ショップの開発者向けの詳細",
-
-		"p_appid_missing":  "appId がありません。ストアのアプリトークンが必要です。",
-		"p_appid_invalid":  "appId が有効なストアのアプリトークンではありません。",
-		"p_checkout":       "checkout は \"payment\" または \"token\" を指定してください。",
-		"p_token_type":     "tokenType は one_time、recurring、subscription のいずれかです。",
-		"p_currency":       "通貨 %q には対応していません。",
-		"p_currency_store": "このストアは %s を受け付けていません。",
-		"p_amount_missing": "支払いには amount が必要です。",
-		"p_amount":         "amount は通貨の最小単位による正の整数で指定してください。",
-		"p_amount_range":   "amount は %s から %s の間で指定してください。",
-		"p_bool":           "%s は true または false を指定してください。",
-		"p_email":          "emailAddress がメールアドレスの形式ではありません。",
-		"p_text":           "%s が長すぎるか、制御文字を含んでいます。",
-		"p_locale":         "locale は ja、en、auto のいずれかです。",
-		"p_redirect":       "%s はアプリトークンのドメイン上の http(s) URL（1024 文字以内）である必要があります。",
-		"p_too_long":       "パラメーターが長すぎるため、この決済で保持できません。リダイレクト URL を短くしてください。",
-
-		"e_invalid_title":      "この決済リンクは無効です",
-		"e_invalid_text":       "ショップから渡されたリンクに問題があり、決済ページを表示できません。ショップに戻ってやり直すか、ショップにお問い合わせください。",
-		"e_not_found_title":    "ページが見つかりません",
-		"e_not_found_text":     "このアドレスに決済ページはありません。",
-		"e_csrf_title":         "リクエストを受け付けられませんでした",
-		"e_csrf_text":          "このリクエストは決済ページから送信されたものではないため、お支払いを確定できませんでした。ページを再読み込みしてもう一度お試しください。",
-		"e_expired_title":      "決済ページの有効期限が切れました",
-		"e_expired_text":       "決済ページのセッションが終了しました。お支払いが完了している場合はショップに通知されます。完了していない場合はショップからやり直してください。",
-		"e_no_payment_title":   "お支払いを確認できませんでした",
-		"e_no_payment_text":    "報告されたお支払いがこのご注文と一致しません。リダイレクトは行っていません。請求が発生している場合はショップにお問い合わせください。",
-		"e_already_done_title": "この決済ページは使用済みです",
-		"e_already_done_text":  "このご注文は別のお支払いで完了しています。二重に請求されている場合はショップにお問い合わせください。",
-		"e_internal_title":     "エラーが発生しました",
-		"e_internal_text":      "決済ページで問題が発生しました。しばらくしてからもう一度お試しください。",
-
-		"r_ok_title":       "お支払いが完了しました",
-		"r_ok_text":        "ありがとうございます。お支払いを受け付けました。",
-		"r_saved_title":    "カードを登録しました",
-		"r_saved_text":     "このショップ用にカードを安全に登録しました。",
-		"r_pending_title":  "お支払いを処理中です",
-		"r_pending_text":   "お支払いの確認中です。完了するとショップからお知らせがあります。",
-		"r_failed_title":   "お支払いができませんでした",
-		"r_failed_text":    "お支払いを完了できませんでした。代金は請求されていません。",
-		"r_canceled_title": "お支払いをキャンセルしました",
-		"r_canceled_text":  "お支払いはキャンセルされました。代金は請求されていません。",
-	},
 }

@@ -1,4 +1,4 @@
-package web
+package demo
 
 import (
 	"encoding/json"
@@ -20,46 +20,28 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/payment"
 )
 
-// demoFixture is the storefront talking over HTTP to a real gateway API
-// (api.New over the service and SQLite), as in a running Kessai.
-type demoFixture struct {
-	*formsFixture
-	gw      *httptest.Server
+// shopFixture is the storefront talking over HTTP to a real gateway API,
+// as in a running Kessai.
+type shopFixture struct {
+	*gatewayFixture
 	shop    *httptest.Server
 	dataDir string
-	gwCalls int
-	mu      sync.Mutex
 }
 
-func newDemoFixture(t *testing.T) *demoFixture {
+func newShopFixture(t *testing.T) *shopFixture {
 	t.Helper()
-	f := &demoFixture{formsFixture: newFormsFixture(t, testGateway), dataDir: t.TempDir()}
-	apiSrv := api.New(api.Config{Service: f.svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: testGateway})
-	f.gw = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.gwCalls++
-		f.mu.Unlock()
-		apiSrv.ServeHTTP(w, r)
-	}))
-	t.Cleanup(f.gw.Close)
-	h, err := NewDemo(DemoConfig{GatewayURL: f.gw.URL, JWT: f.tokA.JWT, Secret: f.tokA.Secret,
-		StoreID: f.storeA.String(), DataDir: f.dataDir, Logger: slog.New(slog.DiscardHandler)})
+	f := &shopFixture{gatewayFixture: newGatewayFixture(t), dataDir: t.TempDir()}
+	h, err := New(Config{GatewayURL: f.srv.URL, JWT: f.tokA.JWT, Secret: f.tokA.Secret,
+		StoreID: f.storeA.ID.String(), DataDir: f.dataDir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.shop = httptest.NewServer(h)
 	t.Cleanup(f.shop.Close)
 	return f
-}
-
-func (f *demoFixture) calls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.gwCalls
 }
 
 // shopper is a browser on the storefront: it keeps cookies and does not
@@ -71,13 +53,16 @@ type shopper struct {
 	csrf string
 }
 
-func (f *demoFixture) shopper(t *testing.T) *shopper {
+func (f *shopFixture) shopper(t *testing.T) *shopper {
 	jar, _ := cookiejar.New(nil)
 	return &shopper{t: t, base: f.shop.URL, c: &http.Client{Jar: jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
 var demoCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// inlineScript is a script tag; one without src= is inline.
+var inlineScript = regexp.MustCompile(`<script(\s[^>]*)?>`)
 
 func (s *shopper) do(req *http.Request) (*http.Response, string) {
 	s.t.Helper()
@@ -124,7 +109,7 @@ func (s *shopper) fillCart(products ...string) (string, int64) {
 		if res.StatusCode != http.StatusSeeOther {
 			s.t.Fatalf("add %s: %d", id, res.StatusCode)
 		}
-		p, _ := demoProductByID(id)
+		p, _ := productByID(id)
 		total += p.Price
 	}
 	res, body := s.get("/checkout")
@@ -142,7 +127,7 @@ func (s *shopper) fillCart(products ...string) (string, int64) {
 }
 
 func TestDemoPagesRender(t *testing.T) {
-	f := newDemoFixture(t)
+	f := newShopFixture(t)
 	s := f.shopper(t)
 	res, body := s.get("/")
 	if res.StatusCode != http.StatusOK {
@@ -181,16 +166,16 @@ func TestDemoPagesRender(t *testing.T) {
 	ref, total := s.fillCart("kyoto-dark", "kyoto-dark", "hasami-mug")
 	res, body = s.get("/checkout")
 	csp := res.Header.Get("Content-Security-Policy")
-	for _, want := range []string{"script-src 'self' " + f.gw.URL + ";", "frame-src " + f.gw.URL + ";", "connect-src 'self';"} {
+	for _, want := range []string{"script-src 'self' " + f.srv.URL + ";", "frame-src " + f.srv.URL + ";", "connect-src 'self';"} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("checkout CSP %q lacks %q", csp, want)
 		}
 	}
 	for _, want := range []string{
-		`<script src="` + f.gw.URL + `/static/checkout.js"></script>`,
+		`<script src="` + f.srv.URL + `/static/checkout.js"></script>`,
 		`data-app-id="` + f.tokA.JWT + `"`, `data-checkout="payment"`, `data-auto-submit="true"`,
 		`data-metadata="order_id:` + ref + `"`, "¥6,000", ref,
-		f.gw.URL + "/forms/demo?",
+		f.srv.URL + "/forms/demo?",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("checkout page lacks %q", want)
@@ -200,7 +185,7 @@ func TestDemoPagesRender(t *testing.T) {
 		t.Errorf("total %d", total)
 	}
 	// The hosted link's return addresses are on the shop, with the order.
-	hosted := regexp.MustCompile(`href="(` + regexp.QuoteMeta(f.gw.URL) + `/forms/demo\?[^"]+)"`).FindStringSubmatch(body)
+	hosted := regexp.MustCompile(`href="(` + regexp.QuoteMeta(f.srv.URL) + `/forms/demo\?[^"]+)"`).FindStringSubmatch(body)
 	if hosted == nil {
 		t.Fatal("no hosted-page link")
 	}
@@ -242,17 +227,17 @@ func TestDemoPagesRender(t *testing.T) {
 }
 
 func TestDemoOrderVerifiedWithGateway(t *testing.T) {
-	f := newDemoFixture(t)
+	f := newShopFixture(t)
 	s := f.shopper(t)
 	ref, total := s.fillCart("hokkaido-morning", "drip-bags")
 	ch := f.pay(t, f.tokA, "4000020000000000", total, "JPY", payment.Metadata{"order_id": ref})
 
-	before := f.calls()
+	before := f.apiCalls()
 	res, body := s.post("/orders", url.Values{"order": {ref}, "chargeId": {ch.ID.String()}, "method": {"modal"}})
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/orders/"+ref+"?thanks=1" {
 		t.Fatalf("order: %d %s\n%s", res.StatusCode, res.Header.Get("Location"), body)
 	}
-	if f.calls() == before {
+	if f.apiCalls() == before {
 		t.Error("the shop did not ask the gateway")
 	}
 	_, body = s.get("/orders/" + ref + "?thanks=1")
@@ -271,12 +256,12 @@ func TestDemoOrderVerifiedWithGateway(t *testing.T) {
 	}
 
 	// The orders file holds it.
-	b, err := os.ReadFile(filepath.Join(f.dataDir, DemoOrdersFile))
+	b, err := os.ReadFile(filepath.Join(f.dataDir, OrdersFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var file struct {
-		Orders []demoOrder `json:"orders"`
+		Orders []order `json:"orders"`
 	}
 	if err := json.Unmarshal(b, &file); err != nil {
 		t.Fatal(err)
@@ -300,8 +285,8 @@ func TestDemoOrderVerifiedWithGateway(t *testing.T) {
 	}
 
 	// A new storefront over the same data directory sees the order.
-	h, err := NewDemo(DemoConfig{GatewayURL: f.gw.URL, JWT: f.tokA.JWT, Secret: f.tokA.Secret,
-		StoreID: f.storeA.String(), DataDir: f.dataDir})
+	h, err := New(Config{GatewayURL: f.srv.URL, JWT: f.tokA.JWT, Secret: f.tokA.Secret,
+		StoreID: f.storeA.ID.String(), DataDir: f.dataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +298,7 @@ func TestDemoOrderVerifiedWithGateway(t *testing.T) {
 }
 
 func TestDemoRefusesUnverifiedCharges(t *testing.T) {
-	f := newDemoFixture(t)
+	f := newShopFixture(t)
 	s := f.shopper(t)
 	ref, total := s.fillCart("yirgacheffe")
 	cases := []struct {
@@ -367,7 +352,7 @@ func TestDemoRefusesUnverifiedCharges(t *testing.T) {
 	if res, _ := other.post("/orders", url.Values{"order": {ref}, "chargeId": {good}}); res.StatusCode != http.StatusBadRequest {
 		t.Errorf("another session's order: %d", res.StatusCode)
 	}
-	if _, err := os.Stat(filepath.Join(f.dataDir, DemoOrdersFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(f.dataDir, OrdersFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an unverified order was written: %v", err)
 	}
 	// The real one goes through, here by the hosted page's return.
@@ -382,7 +367,7 @@ func TestDemoRefusesUnverifiedCharges(t *testing.T) {
 
 func TestDemoHTMLModeField(t *testing.T) {
 	// The HTML mode's form posts the loader's hidden input, univapayChargeId.
-	f := newDemoFixture(t)
+	f := newShopFixture(t)
 	s := f.shopper(t)
 	ref, total := s.fillCart("ceramic-dripper")
 	ch := f.pay(t, f.tokA, "4000020000000000", total, "JPY", payment.Metadata{"order_id": ref})
@@ -391,15 +376,15 @@ func TestDemoHTMLModeField(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("status %d", res.StatusCode)
 	}
-	o, ok := newDemoOrdersFromDir(t, f.dataDir).get(ref)
+	o, ok := ordersFromDir(t, f.dataDir).get(ref)
 	if !ok || o.Method != "html" {
 		t.Errorf("order %+v", o)
 	}
 }
 
-func newDemoOrdersFromDir(t *testing.T, dir string) *demoOrders {
+func ordersFromDir(t *testing.T, dir string) *orderBook {
 	t.Helper()
-	o, err := loadDemoOrders(filepath.Join(dir, DemoOrdersFile), slog.New(slog.DiscardHandler))
+	o, err := loadOrders(filepath.Join(dir, OrdersFile), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,8 +393,8 @@ func newDemoOrdersFromDir(t *testing.T, dir string) *demoOrders {
 
 func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, DemoOrdersFile)
-	orders := newDemoOrdersFromDir(t, dir)
+	path := filepath.Join(dir, OrdersFile)
+	orders := ordersFromDir(t, dir)
 
 	// Readers running beside the writer always find a whole file.
 	stop := make(chan struct{})
@@ -431,7 +416,7 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 					continue
 				}
 				var v struct {
-					Orders []demoOrder `json:"orders"`
+					Orders []order `json:"orders"`
 				}
 				if err == nil {
 					err = json.Unmarshal(b, &v)
@@ -446,8 +431,8 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 	}
 	long := strings.Repeat("Ethiopia Yirgacheffe ", 200)
 	for i := 0; i < 25; i++ {
-		err := orders.add(&demoOrder{Ref: "KC-" + strconv.Itoa(i), ChargeID: uuid.NewString(), Status: "successful",
-			Amount: 1000, Currency: "JPY", Items: []demoOrderItem{{Product: "x", Name: long, Qty: 1, Price: 1000}}})
+		err := orders.add(&order{Ref: "KC-" + strconv.Itoa(i), ChargeID: uuid.NewString(), Status: "successful",
+			Amount: 1000, Currency: "JPY", Items: []orderItem{{Product: "x", Name: long, Qty: 1, Price: 1000}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +454,7 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, %v", st.Mode(), err)
 	}
-	if got := len(newDemoOrdersFromDir(t, dir).list()); got != 25 {
+	if got := len(ordersFromDir(t, dir).list()); got != 25 {
 		t.Errorf("%d orders after reload", got)
 	}
 
@@ -483,11 +468,11 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 	if err := os.WriteFile(longPath, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kept, err := loadDemoOrders(longPath, slog.New(slog.DiscardHandler))
+	kept, err := loadOrders(longPath, slog.New(slog.DiscardHandler))
 	if err != nil || len(kept.list()) != 1 {
 		t.Fatalf("loading %d orders: %v", len(kept.list()), err)
 	}
-	if err := kept.add(&demoOrder{Ref: "KC-NEW", ChargeID: uuid.NewString(), Status: "successful", Amount: 500, Currency: "JPY"}); err == nil {
+	if err := kept.add(&order{Ref: "KC-NEW", ChargeID: uuid.NewString(), Status: "successful", Amount: 500, Currency: "JPY"}); err == nil {
 		t.Error("a write whose temporary file cannot be made succeeded")
 	}
 	if after, _ := os.ReadFile(longPath); string(after) != old {
@@ -502,7 +487,7 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fresh := newDemoOrdersFromDir(t, dir)
+	fresh := ordersFromDir(t, dir)
 	if len(fresh.list()) != 0 {
 		t.Error("orders from a corrupt file")
 	}
@@ -513,16 +498,16 @@ func TestDemoOrdersFileIsWrittenAtomically(t *testing.T) {
 }
 
 func TestDemoGatewayUnreachable(t *testing.T) {
-	f := newDemoFixture(t)
+	f := newShopFixture(t)
 	s := f.shopper(t)
 	ref, total := s.fillCart("drip-bags")
 	ch := f.pay(t, f.tokA, "4000020000000000", total, "JPY", payment.Metadata{"order_id": ref})
-	f.gw.Close() // the gateway goes away before the shop can check
+	f.srv.Close() // the gateway goes away before the shop can check
 	res, body := s.post("/orders", url.Values{"order": {ref}, "chargeId": {ch.ID.String()}})
 	if res.StatusCode != http.StatusBadGateway || !strings.Contains(body, "could not be reached") {
 		t.Errorf("status %d\n%s", res.StatusCode, body)
 	}
-	if _, err := os.Stat(filepath.Join(f.dataDir, DemoOrdersFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(f.dataDir, OrdersFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an unverified order was written: %v", err)
 	}
 	// The cart is kept for another try.

@@ -1,0 +1,133 @@
+package demo
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kessai/kessai/server/aesgcm"
+	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sandbox"
+	"github.com/kessai/kessai/server/sqlite"
+)
+
+// gatewayFixture is a real gateway for the shop to talk to: the payment
+// service over a fresh SQLite file and its JSON API on an httptest server,
+// with two stores of two merchants. Only the tests reach into the service,
+// to make the payments a shopper would make in the widget; the shop itself
+// sees nothing but the API's URL and store A's credentials.
+type gatewayFixture struct {
+	svc            *payment.Service
+	srv            *httptest.Server
+	storeA, storeB payment.Store
+	tokA, tokB     *payment.IssuedAppToken
+
+	mu    sync.Mutex
+	calls int
+}
+
+func newGatewayFixture(t *testing.T) *gatewayFixture {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	codec, err := jwt.NewCodec([]byte("demo-test-jwt-signing-key-0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault, err := aesgcm.New([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &gatewayFixture{}
+	f.srv = httptest.NewUnstartedServer(nil)
+	publicURL := "http://" + f.srv.Listener.Addr().String()
+	f.svc = payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
+		SecretKey: []byte("demo-test-secret-hash-key-0123456789abcdef"), PublicOrigin: publicURL,
+		Vault: vault, Processor: sandbox.Processor{},
+	})
+	now := time.Now()
+	for i, st := range []*payment.Store{&f.storeA, &f.storeB} {
+		m := &payment.Merchant{ID: payment.NewID(), Name: "Merchant", Email: "m" + string(rune('a'+i)) + "@kessai.test", Verified: true, CreatedOn: now}
+		*st = payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "Kessai Coffee", PCICompliant: true,
+			Settings: payment.DefaultStoreSettings(), CreatedOn: now}
+		if err := db.Update(ctx, func(tx payment.Tx) error {
+			if err := tx.CreateMerchant(ctx, m); err != nil {
+				return err
+			}
+			return tx.CreateStore(ctx, st)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.tokA, err = f.svc.IssueStoreAppToken(ctx, f.storeA.ID, payment.NewAppToken{Domains: []string{"127.0.0.1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if f.tokB, err = f.svc.IssueStoreAppToken(ctx, f.storeB.ID, payment.NewAppToken{}); err != nil {
+		t.Fatal(err)
+	}
+	apiSrv := api.New(api.Config{Service: f.svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: publicURL})
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.calls++
+		f.mu.Unlock()
+		apiSrv.ServeHTTP(w, r)
+	})
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// apiCalls is how many requests the gateway's API has had.
+func (f *gatewayFixture) apiCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// pay makes a card token and a charge on it, as the widget would, and lets
+// the sandbox acquirer answer.
+func (f *gatewayFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
+	t.Helper()
+	ctx := context.Background()
+	c, err := f.svc.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{
+		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
+		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: cardNumber, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := f.svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: currency, Metadata: meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Final() || got.Status == payment.ChargeAuthorized {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the charge never left pending")
+	return nil
+}

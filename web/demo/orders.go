@@ -1,0 +1,307 @@
+package demo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/web/message"
+)
+
+// placeOrder is POST /orders: the browser reports a charge id (from the
+// widget's callback or the HTML mode's hidden input); the server checks it
+// with the gateway before the order counts as paid.
+func (d *shop) placeOrder(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	s := d.session(r)
+	if r.ParseForm() != nil || !d.checkCSRF(r, s) {
+		d.problem(w, r, http.StatusForbidden, "csrf", "")
+		return
+	}
+	chargeID := r.PostForm.Get("chargeId")
+	if chargeID == "" {
+		chargeID = r.PostForm.Get("univapayChargeId")
+	}
+	method := r.PostForm.Get("method")
+	if !slices.Contains([]string{"modal", "inline", "html"}, method) {
+		method = "widget"
+	}
+	d.settle(w, r, s, r.PostForm.Get("order"), chargeID, method)
+}
+
+// linkReturn is where the hosted link form sends the shopper back:
+// GET /orders/return?order=…&univapayChargeId=….
+func (d *shop) linkReturn(w http.ResponseWriter, r *http.Request) {
+	s := d.session(r)
+	q := r.URL.Query()
+	d.settle(w, r, s, q.Get("order"), q.Get("univapayChargeId"), "hosted")
+}
+
+// settle verifies a charge for the session's order and records the order.
+func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession, ref, chargeID, method string) {
+	id, err := uuid.Parse(chargeID)
+	if err != nil {
+		d.problem(w, r, http.StatusBadRequest, "unverified", "missing or malformed charge id")
+		return
+	}
+	// A charge already recorded shows its order again (a reload, a double
+	// submit) and is never used for a second order.
+	if o, ok := d.orders.byCharge(id.String()); ok {
+		if o.Ref != ref {
+			d.problem(w, r, http.StatusConflict, "unverified", "this charge already paid another order")
+			return
+		}
+		http.Redirect(w, r, "/orders/"+url.PathEscape(o.Ref), http.StatusSeeOther)
+		return
+	}
+	loc := d.locale(r, s)
+	cart := d.cartView(s, loc)
+	if ref == "" || ref != s.state.Order || cart.Count == 0 {
+		d.problem(w, r, http.StatusBadRequest, "unverified", "this payment is not for the order in your cart")
+		return
+	}
+	ch, err := d.fetchCharge(r.Context(), id.String())
+	if errors.Is(err, errChargeUnknown) {
+		d.problem(w, r, http.StatusBadRequest, "unverified", err.Error())
+		return
+	}
+	if err != nil {
+		d.log.Warn("demo: verifying a charge", "charge", id, "error", err)
+		d.problem(w, r, http.StatusBadGateway, "unverified", err.Error())
+		return
+	}
+	if problem := ch.mismatch(d.cfg.StoreID, cart.Total, shopCurrency, ref); problem != "" {
+		d.problem(w, r, http.StatusBadRequest, "unverified", problem)
+		return
+	}
+	switch ch.Status {
+	case "successful", "authorized":
+	case "pending", "awaiting":
+		p := d.page(r, s, "e_pending_title")
+		p.ProblemTitle, p.ProblemText = p.Title, p.T["e_pending_text"]
+		p.Retry = &retry{Order: ref, ChargeID: id.String(), Method: method}
+		d.save(w, r, s)
+		d.render(w, http.StatusAccepted, "demo_problem.html", p, false)
+		return
+	default:
+		d.problem(w, r, http.StatusPaymentRequired, "declined", "charge status: "+ch.Status)
+		return
+	}
+	o := &order{
+		Ref: ref, ChargeID: ch.ID, TokenID: ch.TransactionTokenID, Status: ch.Status, Mode: ch.Mode,
+		Amount: ch.RequestedAmount, Currency: strings.ToUpper(ch.RequestedCurrency), Method: method,
+		CreatedAt: d.now().UTC(),
+	}
+	for _, l := range cart.Lines {
+		o.Items = append(o.Items, orderItem{Product: l.Product.ID, Name: l.Product.Name, NameJA: l.Product.NameJA,
+			Qty: l.Qty, Price: l.Product.Price})
+	}
+	if err := d.orders.add(o); err != nil {
+		if errors.Is(err, errDuplicateOrder) {
+			http.Redirect(w, r, "/orders/"+url.PathEscape(ref), http.StatusSeeOther)
+			return
+		}
+		d.log.Error("demo: saving the order", "error", err)
+		d.problem(w, r, http.StatusInternalServerError, "internal", "")
+		return
+	}
+	d.log.Info("demo: order paid", "order", ref, "charge", ch.ID, "method", method)
+	s.state.Cart, s.state.Order = map[string]int{}, ""
+	d.save(w, r, s)
+	http.Redirect(w, r, "/orders/"+url.PathEscape(ref)+"?thanks=1", http.StatusSeeOther)
+}
+
+// order is a paid order.
+type order struct {
+	Ref       string      `json:"ref"`
+	ChargeID  string      `json:"charge_id"`
+	TokenID   string      `json:"token_id,omitempty"`
+	Status    string      `json:"status"`
+	Mode      string      `json:"mode,omitempty"`
+	Amount    int64       `json:"amount"`
+	Currency  string      `json:"currency"`
+	Method    string      `json:"method"`
+	Items     []orderItem `json:"items"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+type orderItem struct {
+	Product string `json:"product"`
+	Name    string `json:"name"`
+	NameJA  string `json:"name_ja,omitempty"`
+	Qty     int    `json:"qty"`
+	Price   int64  `json:"price"`
+}
+
+type orderView struct {
+	*order
+	When        string
+	AmountText  string
+	StatusText  string
+	MethodText  string
+	ItemSummary string
+	Lines       []cartLine
+}
+
+func (o *order) view(loc message.Locale) orderView {
+	t := message.Demo.In(loc)
+	v := orderView{order: o, StatusText: t["status_"+o.Status], MethodText: t["method_"+o.Method]}
+	jst := time.FixedZone("JST", 9*3600)
+	if loc == message.Japanese {
+		v.When = o.CreatedAt.In(jst).Format("2006/01/02 15:04")
+	} else {
+		v.When = o.CreatedAt.In(jst).Format("2 Jan 2006, 15:04 MST")
+	}
+	v.AmountText = orderAmount(o.Amount, o.Currency)
+	var names []string
+	for _, it := range o.Items {
+		name := it.Name
+		if loc == message.Japanese && it.NameJA != "" {
+			name = it.NameJA
+		}
+		p, _ := productByID(it.Product)
+		v.Lines = append(v.Lines, cartLine{Product: p, Name: name, Qty: it.Qty, Total: it.Price * int64(it.Qty)})
+		names = append(names, fmt.Sprintf("%s × %d", name, it.Qty))
+	}
+	v.ItemSummary = strings.Join(names, ", ")
+	if v.StatusText == "" {
+		v.StatusText = o.Status
+	}
+	return v
+}
+
+// orderBook are the shop's orders, kept in a JSON file.
+type orderBook struct {
+	mu     sync.Mutex
+	path   string
+	orders []*order // oldest first
+}
+
+var errDuplicateOrder = errors.New("order already recorded")
+
+func loadOrders(path string, log *slog.Logger) (*orderBook, error) {
+	o := &orderBook{path: path}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return o, nil
+	case err != nil:
+		return nil, err
+	}
+	var file struct {
+		Orders []*order `json:"orders"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		// Keep the unreadable file for a human and start afresh.
+		aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405")
+		log.Warn("demo: orders file unreadable; moved aside", "path", path, "to", aside, "error", err)
+		if err := os.Rename(path, aside); err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	o.orders = file.Orders
+	return o, nil
+}
+
+func (o *orderBook) list() []*order {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := slices.Clone(o.orders)
+	slices.Reverse(out)
+	return out
+}
+
+func (o *orderBook) get(ref string) (*order, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, x := range o.orders {
+		if x.Ref == ref {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+func (o *orderBook) byCharge(id string) (*order, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, x := range o.orders {
+		if strings.EqualFold(x.ChargeID, id) {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+func (o *orderBook) add(n *order) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, x := range o.orders {
+		if x.Ref == n.Ref || strings.EqualFold(x.ChargeID, n.ChargeID) {
+			return errDuplicateOrder
+		}
+	}
+	next := append(slices.Clone(o.orders), n)
+	b, err := json.MarshalIndent(struct {
+		Orders []*order `json:"orders"`
+	}{next}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(o.path, append(b, '\n')); err != nil {
+		return err
+	}
+	o.orders = next
+	return nil
+}
+
+// writeFileAtomic replaces a file so that readers see the old content or
+// the new, never a part: a temporary file in the same directory, synced,
+// then renamed over the old one.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable.
+	if dh, derr := os.Open(dir); derr == nil {
+		_ = dh.Sync()
+		dh.Close()
+	}
+	return nil
+}

@@ -1,0 +1,407 @@
+package hosted
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/templates"
+	"github.com/kessai/kessai/web/message"
+)
+
+// The widget frame, GET /widget/frame, is the card form that the loader
+// (static/checkout.js) puts in an iframe on a merchant's page, and that the
+// hosted link form uses on the gateway's own origin. Card data exists only
+// here, in the request to POST /tokens, and in the processor call.
+//
+// Query: appId (the store's app-token JWT, no secret), origin (the
+// embedding page's origin, e.g. https://shop.example; the gateway's own
+// origin for its own pages), instance (the loader's id for this widget,
+// echoed in every message), checkout (token | payment; qr is taken as
+// payment), amount (minor units), currency, tokenType (one_time | recurring
+// | subscription), capture (false = authorise only), email, metadata (a
+// JSON object), locale (message.Negotiate: ja, en, ja-JP, … or auto for the
+// browser's), inline (true = fields only; the embedding page submits).
+//
+// The server checks the token (signature, not revoked, a store token) and
+// that origin is one of its domains or the gateway itself; it answers with
+// Content-Security-Policy frame-ancestors naming those domains, so browsers
+// refuse to show the frame anywhere else, and the frame's script only ever
+// talks to origin. Anything wrong gives an error page instead; when the
+// token or origin is what is wrong, that page may only be framed by the
+// gateway itself.
+//
+// The page is complete as HTML: the fields show and take typing before any
+// script runs. static/widget.js then adds the protocol with the loader and
+// the API calls, and a fallback formatting and validation, until the Go
+// WebAssembly (wasm/widget) takes the fields over.
+
+// maxFrameQuery bounds the frame's query string: a JWT, a few numbers and
+// the merchant's metadata.
+const maxFrameQuery = 16 << 10
+
+// widgetPage renders the frame.
+type widgetPage struct {
+	p      *pages
+	tmpl   *template.Template
+	origin string // the gateway's own origin
+}
+
+// widgetRoutes serves the widget frame.
+func (p *pages) widgetRoutes(mux *http.ServeMux) error {
+	tmpl, err := template.New("widget").Funcs(templateFuncs()).ParseFS(templates.FS, "widget.html", "widget_error.html")
+	if err != nil {
+		return err
+	}
+	wp := &widgetPage{p: p, tmpl: tmpl, origin: originOf(p.cfg.PublicURL)}
+	mux.HandleFunc("GET /widget/frame", wp.frame)
+	mux.HandleFunc("GET /widget/theme.css", wp.theme)
+	return nil
+}
+
+// originOf returns scheme://host[:port] of a URL, lower-cased, or "".
+func originOf(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
+
+// embedderOrigin checks the origin parameter: a serialised origin and
+// nothing more.
+func embedderOrigin(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, " \t\r\n\"';,") {
+		return "", false
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// frameParams is the frame's query, checked.
+type frameParams struct {
+	AppID     string
+	Origin    string
+	Instance  string
+	Checkout  string // "token" or "payment"
+	Amount    int64
+	HasAmount bool
+	Currency  string // upper case, "" when absent
+	TokenType string
+	Capture   bool
+	Email     string
+	Metadata  json.RawMessage // a JSON object, or nil
+	Inline    bool
+}
+
+// problem is why the frame cannot be shown, for the error page.
+type problem struct {
+	status int
+	code   string // sent to the loader as the error code
+	key    string // the text in message.Frame
+}
+
+func (p *problem) Error() string { return p.code }
+
+var (
+	errBadToken    = &problem{http.StatusUnauthorized, "INVALID_APP_TOKEN", "errToken"}
+	errBadOrigin   = &problem{http.StatusForbidden, "INVALID_DOMAIN", "errOrigin"}
+	errBadParams   = &problem{http.StatusBadRequest, "INVALID_PARAMETERS", "errParams"}
+	errNoCards     = &problem{http.StatusForbidden, "PAYMENT_TYPE_NOT_SUPPORTED", "errCards"}
+	errUnsupported = &problem{http.StatusBadRequest, "NOT_SUPPORTED", "errSubscription"}
+)
+
+func parseFrameParams(q url.Values) (*frameParams, *problem) {
+	fp := &frameParams{
+		AppID:     strings.TrimSpace(q.Get("appId")),
+		Instance:  q.Get("instance"),
+		Checkout:  strings.ToLower(strings.TrimSpace(q.Get("checkout"))),
+		TokenType: strings.ToLower(strings.TrimSpace(q.Get("tokenType"))),
+		Email:     strings.TrimSpace(q.Get("email")),
+		Capture:   true,
+		Inline:    q.Get("inline") == "true" || q.Get("inline") == "1",
+	}
+	if fp.AppID == "" {
+		return nil, errBadToken
+	}
+	if len(fp.Instance) > 64 || strings.Trim(fp.Instance, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+		return nil, errBadParams
+	}
+	switch fp.Checkout {
+	case "", "payment", "qr":
+		fp.Checkout = "payment"
+	case "token":
+	default:
+		return nil, errBadParams
+	}
+	switch fp.TokenType {
+	case "":
+		fp.TokenType = "one_time"
+	case "one_time", "recurring", "subscription":
+	default:
+		return nil, errBadParams
+	}
+	if fp.Checkout == "payment" && fp.TokenType == "subscription" {
+		// POST /subscriptions is not built yet; a subscription token can
+		// still be collected with checkout "token".
+		return nil, errUnsupported
+	}
+	switch strings.ToLower(q.Get("capture")) {
+	case "", "true", "1":
+	case "false", "0":
+		fp.Capture = false
+	default:
+		return nil, errBadParams
+	}
+	if s := strings.TrimSpace(q.Get("amount")); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errBadParams
+		}
+		fp.Amount, fp.HasAmount = n, true
+	}
+	if s := strings.TrimSpace(q.Get("currency")); s != "" {
+		c, ok := payment.LookupCurrency(s)
+		if !ok {
+			return nil, errBadParams
+		}
+		fp.Currency = c.Code
+	}
+	if fp.Checkout == "payment" && (!fp.HasAmount || fp.Amount == 0 || fp.Currency == "") {
+		return nil, errBadParams
+	}
+	if fp.HasAmount && fp.Currency == "" {
+		return nil, errBadParams
+	}
+	if len(fp.Email) > 254 {
+		return nil, errBadParams
+	}
+	if s := strings.TrimSpace(q.Get("metadata")); s != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil || m == nil {
+			return nil, errBadParams
+		}
+		b, _ := json.Marshal(m)
+		fp.Metadata = b
+	}
+	return fp, nil
+}
+
+// frameAncestors is the CSP frame-ancestors value for a token's domains:
+// each domain on http and https, any port when the domain names none (as
+// payment.OriginAllowed does), plus the gateway itself.
+func frameAncestors(domains []string) string {
+	srcs := make([]string, 0, 2*len(domains)+1)
+	for _, d := range domains {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if d == "" || strings.Trim(d, "abcdefghijklmnopqrstuvwxyz0123456789.-:*") != "" ||
+			strings.Contains(d[1:], "*") || (strings.HasPrefix(d, "*") && !strings.HasPrefix(d, "*.")) {
+			continue // not a host[:port]; NormalizeDomain never lets one through
+		}
+		if !strings.Contains(d, ":") {
+			d += ":*"
+		}
+		srcs = append(srcs, "http://"+d, "https://"+d)
+	}
+	srcs = append(srcs, "'self'")
+	return strings.Join(srcs, " ")
+}
+
+// framePolicy is the frame's Content-Security-Policy: nothing inline,
+// everything from the gateway, WebAssembly allowed, framed only by
+// ancestors.
+func framePolicy(ancestors string) string {
+	return "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self'; font-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; " +
+		"frame-ancestors " + ancestors
+}
+
+func setFrameHeaders(w http.ResponseWriter, ancestors string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", framePolicy(ancestors))
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	// Safari and old browsers that ignore frame-ancestors still honour
+	// this for the gateway-only case; for merchants the CSP decides.
+	if ancestors == "'self'" {
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+	}
+}
+
+// frameView is what widget.html renders.
+type frameView struct {
+	Lang       message.Locale
+	T          map[string]string
+	StoreName  string
+	TestMode   bool
+	AmountText string
+	PayLabel   string
+	Inline     bool
+	AskEmail   bool
+	ThemeURL   string
+	Config     template.JS
+	BrandAttrs template.HTMLAttr
+	Brands     []brandMark
+	WasmURL    string
+	WasmExec   string
+}
+
+type brandMark struct{ Name, Label, URL string }
+
+// brandLabels name the marks shown; the order is the accepted-cards row.
+var brandLabels = []struct{ name, label string }{
+	{"visa", "Visa"}, {"mastercard", "Mastercard"}, {"jcb", "JCB"}, {"american_express", "American Express"},
+	{"diners_club", "Diners Club"}, {"discover", "Discover"}, {"unionpay", "UnionPay"}, {"maestro", "Maestro"},
+}
+
+// errorView is what widget_error.html renders.
+type errorView struct {
+	Lang    message.Locale
+	T       map[string]string
+	Message string
+	Config  template.JS
+}
+
+func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
+	lang := message.Negotiate(r.URL.Query().Get("locale"), r.Header.Get("Accept-Language"))
+	if len(r.URL.RawQuery) > maxFrameQuery {
+		wp.fail(w, lang, errBadParams, "", "", "'self'")
+		return
+	}
+	q := r.URL.Query()
+	origin, ok := embedderOrigin(q.Get("origin"))
+	instance := q.Get("instance")
+	fp, prob := parseFrameParams(q)
+	if prob == errBadToken || !ok {
+		if prob != errBadToken {
+			prob = errBadOrigin
+		}
+		wp.fail(w, lang, prob, "", "", "'self'")
+		return
+	}
+	caller, err := wp.p.cfg.Service.BrowserCaller(r.Context(), q.Get("appId"), origin)
+	if err != nil {
+		switch payment.ErrorCode(err) {
+		case payment.CodeInvalidDomain:
+			wp.fail(w, lang, errBadOrigin, "", "", "'self'")
+			return
+		case payment.CodeInvalidAppToken:
+		default:
+			wp.p.log.Error("widget frame: app token", "error", err)
+		}
+		wp.fail(w, lang, errBadToken, "", "", "'self'")
+		return
+	}
+	tok := caller.Token()
+	ancestors := frameAncestors(tok.Domains)
+	if prob != nil {
+		wp.fail(w, lang, prob, origin, instance, ancestors)
+		return
+	}
+	info, err := wp.p.cfg.Service.CheckoutInfo(r.Context(), caller)
+	if err != nil {
+		wp.p.log.Error("widget frame: checkout info", "error", err)
+		wp.fail(w, lang, errBadToken, origin, instance, ancestors)
+		return
+	}
+	if !info.Store.Settings.CardEnabled {
+		wp.fail(w, lang, errNoCards, origin, instance, ancestors)
+		return
+	}
+	t := message.Frame.In(lang)
+	v := frameView{
+		Lang: lang, T: t, StoreName: info.Store.Name, TestMode: info.Mode == payment.ModeTest,
+		Inline: fp.Inline, AskEmail: fp.Email == "", ThemeURL: themeURL(info.Store.Settings.Theme),
+	}
+	if fp.HasAmount && fp.Currency != "" {
+		v.AmountText = amountText(fp.Amount, fp.Currency)
+	}
+	switch {
+	case v.AmountText != "":
+		v.PayLabel = fmt.Sprintf(t["payAmount"], v.AmountText)
+	case fp.Checkout == "token":
+		v.PayLabel = t["saveCard"]
+	default:
+		v.PayLabel = t["pay"]
+	}
+	var attrs strings.Builder
+	for _, b := range append(brandLabels, struct{ name, label string }{"unknown", ""}) {
+		u := staticURL("img/brands/" + b.name + ".svg")
+		attrs.WriteString(` data-src-` + b.name + `="` + html.EscapeString(u) + `"`)
+		if b.label != "" {
+			attrs.WriteString(` data-label-` + b.name + `="` + html.EscapeString(b.label) + `"`)
+			if b.name != "maestro" {
+				v.Brands = append(v.Brands, brandMark{Name: b.name, Label: b.label, URL: u})
+			}
+		}
+	}
+	v.BrandAttrs = template.HTMLAttr(attrs.String())
+	if files, err := assets(); err == nil && files.Has("build/widget.wasm") && files.Has("build/wasm_exec.js") {
+		v.WasmURL, v.WasmExec = files.URL("build/widget.wasm"), files.URL("build/wasm_exec.js")
+	}
+	cfg := map[string]any{
+		"v": 1, "instance": instance, "origin": origin, "self": origin == wp.origin,
+		"appId": fp.AppID, "storeId": tok.StoreID.String(), "mode": string(info.Mode),
+		"checkout": fp.Checkout, "tokenType": fp.TokenType, "capture": fp.Capture,
+		"currency": fp.Currency, "email": fp.Email, "inline": fp.Inline, "locale": lang,
+		"wasm": v.WasmURL, "wasmExec": v.WasmExec, "messages": message.FrameScript.In(lang),
+		"amountText": v.AmountText,
+	}
+	if fp.HasAmount {
+		cfg["amount"] = fp.Amount
+	}
+	if fp.Metadata != nil {
+		cfg["metadata"] = fp.Metadata
+	}
+	v.Config = jsonJS(cfg)
+	var buf bytes.Buffer
+	if err := wp.tmpl.ExecuteTemplate(&buf, "widget.html", v); err != nil {
+		wp.p.log.Error("widget frame: template", "error", err)
+		http.Error(w, "template error", http.StatusInternalServerError)
+		return
+	}
+	setFrameHeaders(w, ancestors)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// fail renders the error page. origin and instance are set only when the
+// embedding page is known to be allowed: the page then tells the loader
+// too, so that the merchant's onError hears of it.
+func (wp *widgetPage) fail(w http.ResponseWriter, lang message.Locale, prob *problem, origin, instance, ancestors string) {
+	t := message.Frame.In(lang)
+	v := errorView{Lang: lang, T: t, Message: t[prob.key]}
+	cfg := map[string]any{"v": 1, "error": map[string]any{"code": prob.code, "message": v.Message}}
+	if origin != "" {
+		cfg["origin"], cfg["instance"] = origin, instance
+	}
+	v.Config = jsonJS(cfg)
+	var buf bytes.Buffer
+	if err := wp.tmpl.ExecuteTemplate(&buf, "widget_error.html", v); err != nil {
+		wp.p.log.Error("widget frame: template", "error", err)
+		http.Error(w, "template error", http.StatusInternalServerError)
+		return
+	}
+	setFrameHeaders(w, ancestors)
+	w.WriteHeader(prob.status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// jsonJS is a value as JSON for a <script type="application/json"> block.
+// encoding/json escapes <, > and &, so the block cannot be closed early.
+func jsonJS(v any) template.JS {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return template.JS(b)
+}
