@@ -6,7 +6,10 @@
 // say what is wrong before anything leaves the page. The server uses the same
 // rules to validate POST /tokens, so a number the widget accepts is never
 // refused by the server for a reason the customer could not see, and the
-// other way round.
+// other way round. It names problems by code only (the wire reasons and
+// the widget's states); what each says to people, in Japanese and English,
+// is in the message catalogue (web/message), which the frame hands to the
+// widget with the page.
 //
 // Because every import ends up in the widget download, the package imports
 // only errors, strings, time, unicode and unicode/utf8: no fmt, no reflect,

@@ -4,8 +4,10 @@
 // to the fields of the widget frame (templates/widget.html): it formats the
 // number as the customer types and keeps the caret where it was, detects the
 // brand and shows its mark, writes the expiry as MM / YY, sizes the security
-// code by brand, and validates each field when it is left or full, with
-// messages in Japanese or English (the page's lang).
+// code by brand, and validates each field when it is left or full. Its
+// messages are the frame's: the page embeds them in its configuration, in
+// its language, from the gateway's catalogue (web/message), so this program
+// carries no texts.
 //
 // The frame works without it: static/widget.js formats and checks the
 // fields in plain JavaScript until this program says it is ready, by
@@ -30,8 +32,8 @@ import (
 // input is one field: its <input>, its wrapper and its error slot.
 type input struct {
 	el, wrap, err js.Value
-	// name is the wire field name used for "required" messages.
-	name string
+	// key names the field in its messages' keys (field.MessageKey).
+	key string
 }
 
 func (f *input) value() string { return f.el.Get("value").String() }
@@ -63,8 +65,9 @@ func (f *input) setComplete(ok bool) {
 }
 
 type form struct {
-	doc                    js.Value
-	locale                 string
+	doc js.Value
+	// messages are the frame's script texts by key, a JavaScript object.
+	messages               js.Value
 	number, exp, cvc, name *input
 	brandImg               js.Value
 	brand                  card.Brand
@@ -91,7 +94,7 @@ func main() {
 }
 
 func newForm(doc js.Value) *form {
-	get := func(id, name string) *input {
+	get := func(id string) *input {
 		el := doc.Call("getElementById", "kw-"+id)
 		if el.IsNull() {
 			return nil
@@ -100,17 +103,17 @@ func newForm(doc js.Value) *form {
 			el:   el,
 			wrap: el.Call("closest", ".kw-field"),
 			err:  doc.Call("getElementById", "kw-"+id+"-err"),
-			name: name,
+			key:  id,
 		}
 	}
 	f := &form{
-		doc:    doc,
-		locale: doc.Get("documentElement").Get("lang").String(),
-		number: get("number", card.FieldCardNumber),
-		exp:    get("exp", card.FieldExpMonth),
-		cvc:    get("cvc", card.FieldCVV),
-		name:   get("name", card.FieldCardholder),
-		brand:  card.Unknown,
+		doc:      doc,
+		messages: messagesOf(doc),
+		number:   get("number"),
+		exp:      get("exp"),
+		cvc:      get("cvc"),
+		name:     get("name"),
+		brand:    card.Unknown,
 	}
 	if f.number == nil || f.exp == nil || f.cvc == nil || f.name == nil {
 		return nil
@@ -345,17 +348,42 @@ func (f *form) state(in *input) string {
 	}
 }
 
+// messagesOf reads the texts of the frame's configuration (the JSON in
+// #kw-config, which widget.js has already read) with the browser's own
+// parser: encoding/json would cost the download more than the texts.
+func messagesOf(doc js.Value) (m js.Value) {
+	defer func() {
+		if recover() != nil { // JSON.parse threw: no texts, the generic line stays empty
+			m = js.Undefined()
+		}
+	}()
+	el := doc.Call("getElementById", "kw-config")
+	if el.IsNull() {
+		return js.Undefined()
+	}
+	return js.Global().Get("JSON").Call("parse", el.Get("textContent")).Get("messages")
+}
+
+// text is the message of a key, or the generic one when the frame has no
+// text for it.
+func (f *form) text(key string) string {
+	if f.messages.Type() != js.TypeObject {
+		return ""
+	}
+	for _, k := range []string{key, field.GenericMessageKey} {
+		if v := f.messages.Get(k); v.Type() == js.TypeString {
+			return v.String()
+		}
+	}
+	return ""
+}
+
 // message is the text for a state of a field in the page's language.
 func (f *form) message(in *input, state string) string {
-	switch {
-	case state == "":
+	if state == "" {
 		return ""
-	case in == f.exp && state == card.ReasonRequired:
-		return card.Message(card.StateIncompleteExpiry, f.locale)
-	case state == card.ReasonRequired, state == card.ReasonInvalidFormat:
-		return card.Problem{Field: in.name, Reason: state}.Message(f.locale)
 	}
-	return card.Message(state, f.locale)
+	return f.text(field.MessageKey(in.key, state))
 }
 
 // validate shows the field's problem, if any. An empty field is only

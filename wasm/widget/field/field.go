@@ -127,3 +127,30 @@ func Known(b card.Brand) bool {
 func AutoAdvance(b card.Brand, n int) bool {
 	return n == b.MaxLength() || n == 16
 }
+
+// MessageKey is the key, among the texts the frame gives its scripts
+// (message.FrameScript, embedded in the page in its language), of what a
+// field's state means: "<field>.<kind>", where field is number, exp, cvc or
+// name and state is what card.NumberState, ExpiryState, CVVState or
+// CardholderState said of it. "" means no problem; "field.generic" is for
+// a state that has no text of its own. widget.js's plain-JavaScript
+// fallback names the same keys.
+func MessageKey(field, state string) string {
+	switch state {
+	case "":
+		return ""
+	case card.ReasonRequired:
+		return field + ".required"
+	case card.StateIncompleteNumber, card.StateIncompleteExpiry, card.StateIncompleteCVV:
+		return field + ".incomplete"
+	case card.StateExpired:
+		return field + ".expired"
+	case card.ReasonInvalidCardNumber, card.ReasonInvalidExpiration, card.ReasonInvalidCVV, card.ReasonInvalidFormat:
+		return field + ".invalid"
+	}
+	return GenericMessageKey
+}
+
+// GenericMessageKey is the text for a field's problem that has none of its
+// own: better a vague line than an empty one.
+const GenericMessageKey = "field.generic"
