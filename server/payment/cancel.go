@@ -53,7 +53,10 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 			ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
 			Status: OperationPending, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
 		}
-		return tx.CreateCancel(ctx, cn)
+		if err := tx.CreateCancel(ctx, cn); err != nil {
+			return err
+		}
+		return tx.EnqueueWork(ctx, WorkCancel, cn.ID, now)
 	})
 	if err != nil {
 		return nil, err

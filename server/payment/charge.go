@@ -233,6 +233,11 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		if err := tx.CreateCharge(ctx, ch); err != nil {
 			return err
 		}
+		if ch.Status == ChargePending { // not a rejected duplicate
+			if err := tx.EnqueueWork(ctx, WorkAuthorize, ch.ID, now); err != nil {
+				return err
+			}
+		}
 		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
 	})
 	if err != nil {
@@ -396,7 +401,10 @@ func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid
 			capture = *amount
 		}
 		ch.CaptureState, ch.CaptureAmount, ch.UpdatedOn = CaptureRequested, capture, s.clock.Now()
-		return tx.UpdateCharge(ctx, ch)
+		if err := tx.UpdateCharge(ctx, ch); err != nil {
+			return err
+		}
+		return tx.EnqueueWork(ctx, WorkCapture, ch.ID, ch.UpdatedOn)
 	})
 	if err == nil {
 		s.wakeWorker()

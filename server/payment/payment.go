@@ -149,12 +149,31 @@ type Tx interface {
 	PutLedgerEntry(ctx context.Context, e *LedgerEntry) error
 	ListLedger(ctx context.Context, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error)
 
-	// PendingWork returns up to limit unfinished operations that are due
-	// at now, oldest first.
-	PendingWork(ctx context.Context, now time.Time, limit int) ([]Work, error)
-	// DeferWork counts a failed attempt at an operation and holds it back
-	// until the given time.
-	DeferWork(ctx context.Context, w Work, until time.Time) error
+	// The work queue (see Work). EnqueueWork adds an item due at due,
+	// unclaimed, with no attempts; an item of that kind and id already
+	// queued is left as it is. It is called in the transaction of the state
+	// change that needs the work, so the two land together or not at all.
+	EnqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
+	// Work returns one queued item (NOT_FOUND when there is none).
+	Work(ctx context.Context, kind WorkKind, id uuid.UUID) (*Work, error)
+	// ClaimWork claims up to limit items that are due at now and not
+	// leased (never claimed, or their lease ended at or before now), the
+	// earliest due first and, among those, the first queued first. They
+	// are leased to claimant until leaseUntil and returned as claimed. It
+	// is atomic: while a lease holds, no other claim returns the item.
+	ClaimWork(ctx context.Context, claimant string, now, leaseUntil time.Time, limit int) ([]Work, error)
+	// ExtendWorkLease moves the lease of an item that claimant still
+	// holds to until. Like the three below, it changes nothing when
+	// the item is gone or its claim is no longer w.ClaimedBy's.
+	ExtendWorkLease(ctx context.Context, w Work, until time.Time) error
+	// CompleteWork removes a finished item.
+	CompleteWork(ctx context.Context, w Work) error
+	// RetryWork counts a failed attempt, records its error, makes the
+	// item due again at due and ends the claim.
+	RetryWork(ctx context.Context, w Work, due time.Time, lastError string) error
+	// ReleaseWork ends the claim and changes nothing else: the item is
+	// given back as it was claimed, for any worker to take.
+	ReleaseWork(ctx context.Context, w Work) error
 
 	// TakeQuota counts one unit of a limited resource in its period and
 	// reports false, taking nothing, when limit units are already counted.

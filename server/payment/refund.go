@@ -100,6 +100,9 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if err := tx.CreateRefund(ctx, r); err != nil {
 			return err
 		}
+		if err := tx.EnqueueWork(ctx, WorkRefund, r.ID, now); err != nil {
+			return err
+		}
 		return tx.PutLedgerEntry(ctx, refundLedgerEntry(r))
 	})
 	if err != nil {

@@ -31,6 +31,7 @@ type Service struct {
 
 	auth    authCache
 	wake    chan struct{}
+	work    *worker
 	changes changeNotifier
 	// pollRecheck is how often a long poll re-reads storage on its own.
 	pollRecheck time.Duration
@@ -52,6 +53,13 @@ type Config struct {
 	// waits on, for changes made by another instance (changes made here
 	// wake it at once). Default 1 s.
 	LongPollRecheck time.Duration
+	// WorkConcurrency is how many items of work (acquirer calls) the
+	// worker keeps in flight. Default 64.
+	WorkConcurrency int
+	// WorkLease is how long a claimed item stays the worker's without a
+	// renewal: how long the items of a crashed instance wait before
+	// another takes them. Default 10 s.
+	WorkLease time.Duration
 }
 
 // NewService returns a Service over a storage engine.
@@ -75,6 +83,7 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		vault:        cfg.Vault,
 		processor:    cfg.Processor,
 		wake:         make(chan struct{}, 1),
+		work:         newWorker(cfg.WorkConcurrency, cfg.WorkLease),
 		pollRecheck:  cfg.LongPollRecheck,
 		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}

@@ -2,11 +2,14 @@ package payment
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -15,7 +18,8 @@ import (
 type WorkKind string
 
 // The kinds of work: authorise a pending charge, capture a requested
-// capture, carry out a pending refund or cancel.
+// capture, carry out a pending refund or cancel. Webhook deliveries and
+// scheduled charges are meant to become more kinds of the same queue.
 const (
 	WorkAuthorize WorkKind = "authorize"
 	WorkCapture   WorkKind = "capture"
@@ -23,20 +27,57 @@ const (
 	WorkCancel    WorkKind = "cancel"
 )
 
-// Work is one unfinished operation, found in storage. Because the state of
-// every operation is stored before the request that asked for it is
-// answered, a crash loses nothing: after a restart the worker finds it again
-// and finishes it. The acquirer is called outside any transaction and the
-// answer is applied only if the object is still waiting for it, so running
-// an operation twice (a crash between the call and the commit) changes
-// nothing: the acquirer is idempotent per operation id.
+// Work is one item of the work queue: an operation to carry out after the
+// transaction that asked for it has committed. The item is written in that
+// same transaction (an outbox), so an acknowledged request never loses its
+// work and a rolled-back one never leaves any; a crash loses nothing.
+//
+// A worker claims items with a lease, so that two workers (two instances
+// on one database) never run one item at once, and renews the lease while
+// it works on it; the items of a worker that crashed are claimed again
+// once their lease has ended. The acquirer is called outside any
+// transaction and its answer is applied, and the item completed, in one
+// transaction, only if the object still waits for it. Running an item
+// twice (a crash between the call and the commit, a lease lost to a stall)
+// therefore changes nothing: the acquirer is idempotent per operation id.
 type Work struct {
 	Kind WorkKind
-	ID   uuid.UUID
-	// Attempts counts the earlier failed attempts at this kind of work on
-	// this object: a charge's capture counts its own, not its
-	// authorisation's, so it starts at the shortest retry delay.
+	// ID is the object the work is for: the charge (authorize, capture),
+	// the refund or the cancel.
+	ID uuid.UUID
+	// Attempts counts the failed attempts at this item. Every item keeps
+	// its own: a charge's capture does not inherit its authorisation's.
 	Attempts int
+	// Due is when the item may run (next).
+	Due time.Time
+	// ClaimedBy is the worker holding the item until LeaseUntil; empty
+	// when nobody has claimed it since it was queued or last given back.
+	ClaimedBy  string
+	LeaseUntil time.Time
+	// LastError is why the last attempt failed.
+	LastError string
+}
+
+type workKey struct {
+	kind WorkKind
+	id   uuid.UUID
+}
+
+func (w Work) key() workKey { return workKey{w.Kind, w.ID} }
+
+// workKind is how one kind of work is carried out: run does it, and
+// completes the item in the transaction that applies the outcome; backoff
+// says how long the item waits after its n-th failed attempt.
+type workKind struct {
+	run     func(s *Service, ctx context.Context, w Work) error
+	backoff func(failures int) time.Duration
+}
+
+var workKinds = map[WorkKind]workKind{
+	WorkAuthorize: {(*Service).authorize, retryDelay},
+	WorkCapture:   {(*Service).capture, retryDelay},
+	WorkRefund:    {(*Service).refund, retryDelay},
+	WorkCancel:    {(*Service).void, retryDelay},
 }
 
 // retryDelay is how long an operation waits after its n-th failed
@@ -54,29 +95,125 @@ func retryDelay(n int) time.Duration {
 	return min(time.Second<<(n-1), 5*time.Minute)
 }
 
-// RunWorker processes work until ctx ends: at once when woken, and every
-// interval otherwise (to pick up what another instance or a restart left).
+// Worker defaults (Config.WorkConcurrency, Config.WorkLease).
+const (
+	// An acquirer call mostly waits on the network, so one instance keeps
+	// many in flight: at 300 ms a call, 64 drain over 200 charges a second.
+	defaultWorkConcurrency = 64
+	// A lease is renewed every third of it while its item runs, so it only
+	// ends for a worker that stopped renewing (crashed, or its database
+	// unreachable for that long); it is also how long the items of a
+	// crashed instance wait before another takes them.
+	defaultWorkLease = 10 * time.Second
+)
+
+// workCallTimeout bounds one attempt. An acquirer that never answers would
+// otherwise hold its slot, and with the renewals its item, for ever.
+const workCallTimeout = 2 * time.Minute
+
+// maxLastError bounds the error text stored with an item.
+const maxLastError = 1000
+
+// worker is the state a Service's worker keeps between items.
+type worker struct {
+	// id names this instance's claims; it is unique per Service, so two
+	// services on one database are two workers.
+	id          string
+	concurrency int
+	lease       time.Duration
+
+	mu sync.Mutex
+	// running holds the items this instance is carrying out, for the
+	// lease renewals, and so that an item whose lease lapsed and that this
+	// instance claimed again is not started a second time here.
+	running map[workKey]Work
+}
+
+func newWorker(concurrency int, lease time.Duration) *worker {
+	if concurrency <= 0 {
+		concurrency = defaultWorkConcurrency
+	}
+	if lease <= 0 {
+		lease = defaultWorkLease
+	}
+	host, _ := os.Hostname()
+	return &worker{
+		id:          fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10]),
+		concurrency: concurrency,
+		lease:       lease,
+		running:     map[workKey]Work{},
+	}
+}
+
+// RunWorker carries out queued work until ctx ends. It keeps up to
+// Config.WorkConcurrency items in flight and claims more as each one
+// finishes, so one slow acquirer call holds one slot and never the rest;
+// it looks for new work at once when woken (a request on this instance
+// queued some) and every interval otherwise (work queued by another
+// instance, retries coming due, leases of a crashed instance ending).
+//
+// When ctx ends, the calls in flight are cancelled and their items given
+// back unchanged for any worker to take; RunWorker returns once every one
+// of its goroutines has.
 func (s *Service) RunWorker(ctx context.Context, interval time.Duration, log *slog.Logger) {
 	if interval <= 0 {
 		interval = time.Second
 	}
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	stopRenewing := s.renewLeases(ctx, log)
+	defer stopRenewing()
+
+	slots := s.work.concurrency
+	done := make(chan error, slots)
+	inFlight := 0
+	finished := func(err error) {
+		inFlight--
+		if err != nil && ctx.Err() == nil {
+			log.Error("worker", "error", err)
+		}
+	}
+	// more: work may be due that is not claimed yet. It is set by a wake,
+	// a tick, and a claim that filled every free slot.
+	more := true
 	for {
-		for {
-			n, err := s.ProcessPending(ctx, 32)
-			if err != nil && ctx.Err() == nil {
-				log.Error("worker", "error", err)
+		if more && inFlight < slots && ctx.Err() == nil {
+			free := slots - inFlight
+			work, claimed, err := s.claimWork(ctx, free)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Error("worker: claiming work", "error", err)
+				}
+				more = false // until the next tick or wake, not in a tight loop
+			} else {
+				more = claimed == free
 			}
-			if n == 0 || err != nil {
-				break
+			for _, w := range work {
+				inFlight++
+				go func() { done <- s.runItem(ctx, w) }()
 			}
 		}
 		select {
 		case <-ctx.Done():
+			for inFlight > 0 {
+				finished(<-done)
+			}
 			return
+		case err := <-done:
+			finished(err)
+			// Several may have finished together: one claim for all.
+			for drained := false; !drained; {
+				select {
+				case err := <-done:
+					finished(err)
+				default:
+					drained = true
+				}
+			}
 		case <-s.wake:
+			more = true
 		case <-ticker.C:
+			more = true
 		}
 	}
 }
@@ -88,66 +225,155 @@ func (s *Service) wakeWorker() {
 	}
 }
 
-// ProcessPending carries out up to limit unfinished operations and returns
-// how many it found.
+// ProcessPending claims up to limit due items, carries them out (as many
+// at once as RunWorker would) and returns how many it claimed once all are
+// finished. It is RunWorker's single pass, for tests and tools.
 func (s *Service) ProcessPending(ctx context.Context, limit int) (int, error) {
-	var work []Work
-	err := s.storage.View(ctx, func(tx Tx) error {
-		var err error
-		work, err = tx.PendingWork(ctx, s.clock.Now(), limit)
-		return err
-	})
+	work, claimed, err := s.claimWork(ctx, limit)
 	if err != nil {
 		return 0, err
 	}
-	// Acquirer calls are slow (a real one takes about a second), so the
-	// batch runs concurrently: throughput is then bounded by the acquirer's
-	// capacity, not by 1/latency. Each item is distinct and re-checks its
-	// state before and after the call, so order does not matter.
+	stopRenewing := s.renewLeases(ctx, nil)
+	defer stopRenewing()
 	errs := make([]error, len(work))
-	sem := make(chan struct{}, workerConcurrency)
+	sem := make(chan struct{}, s.work.concurrency)
 	var wg sync.WaitGroup
 	for i, w := range work {
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := s.process(ctx, w); err != nil {
-				errs[i] = s.deferWork(ctx, w, err)
-			}
-		}()
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = s.runItem(ctx, w)
+		})
 	}
 	wg.Wait()
-	return len(work), errors.Join(errs...)
+	return claimed, errors.Join(errs...)
 }
 
-// workerConcurrency is how many acquirer calls one instance makes at once.
-const workerConcurrency = 16
+// claimWork claims up to limit items for this worker and returns those it
+// is to start, and how many the claim returned. An item this instance is
+// already running (claimed again after its lease lapsed) is not started
+// twice: the run under way finishes it.
+func (s *Service) claimWork(ctx context.Context, limit int) ([]Work, int, error) {
+	now := s.clock.Now()
+	var claimed []Work
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		var err error
+		claimed, err = tx.ClaimWork(ctx, s.work.id, now, now.Add(s.work.lease), limit)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	s.work.mu.Lock()
+	defer s.work.mu.Unlock()
+	start := claimed[:0:0]
+	for _, w := range claimed {
+		if _, ok := s.work.running[w.key()]; !ok {
+			s.work.running[w.key()] = w
+			start = append(start, w)
+		}
+	}
+	return start, len(claimed), nil
+}
 
-// deferWork holds a failed operation back for its retry delay and returns
-// the failure, annotated, for the log.
-func (s *Service) deferWork(ctx context.Context, w Work, failure error) error {
+// runItem carries out one claimed item and settles its claim: its kind
+// completes it in the transaction that applies the outcome; a failure
+// makes it due again after its kind's back-off; a worker that is stopping
+// gives it back as it was.
+func (s *Service) runItem(ctx context.Context, w Work) error {
+	defer func() {
+		s.work.mu.Lock()
+		delete(s.work.running, w.key())
+		s.work.mu.Unlock()
+	}()
+	kind, known := workKinds[w.Kind]
+	var err error
+	if known {
+		callCtx, cancel := context.WithTimeout(ctx, workCallTimeout)
+		err = kind.run(s, callCtx, w)
+		cancel()
+	} else {
+		// Queued by a newer version of the gateway: left, with its
+		// back-off, for an instance that knows it.
+		err = fmt.Errorf("unknown kind of work %q", w.Kind)
+		kind.backoff = retryDelay
+	}
+	if err == nil {
+		return nil
+	}
 	if ctx.Err() != nil {
-		return nil // shutting down: the operation is simply picked up again
+		// Stopping: the attempt did not fail, it was abandoned. Giving the
+		// item back lets another instance, or the next start, take it at
+		// once instead of when the lease ends. ctx is over, so the write
+		// gets a short context of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return s.storage.Update(rctx, func(tx Tx) error { return tx.ReleaseWork(rctx, w) })
 	}
-	until := s.clock.Now().Add(retryDelay(w.Attempts + 1))
-	err := s.storage.Update(ctx, func(tx Tx) error { return tx.DeferWork(ctx, w, until) })
+	due := s.clock.Now().Add(kind.backoff(w.Attempts + 1))
+	uerr := s.storage.Update(ctx, func(tx Tx) error { return tx.RetryWork(ctx, w, due, truncateError(err)) })
 	return errors.Join(fmt.Errorf("%s %s (attempt %d, next at %s): %w", w.Kind, w.ID, w.Attempts+1,
-		until.Format(time.RFC3339), failure), err)
+		due.Format(time.RFC3339), err), uerr)
 }
 
-func (s *Service) process(ctx context.Context, w Work) error {
-	switch w.Kind {
-	case WorkAuthorize:
-		return s.authorize(ctx, w.ID)
-	case WorkCapture:
-		return s.capture(ctx, w.ID)
-	case WorkRefund:
-		return s.refund(ctx, w.ID)
-	case WorkCancel:
-		return s.void(ctx, w.ID)
+// completeWork removes an item whose object no longer waits for it.
+func (s *Service) completeWork(ctx context.Context, w Work) error {
+	return s.storage.Update(ctx, func(tx Tx) error { return tx.CompleteWork(ctx, w) })
+}
+
+// renewLeases extends, every third of a lease, the leases of the items this
+// instance is running, until the returned function is called (which waits
+// for it to stop).
+func (s *Service) renewLeases(ctx context.Context, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(max(s.work.lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			s.work.mu.Lock()
+			running := make([]Work, 0, len(s.work.running))
+			for _, w := range s.work.running {
+				running = append(running, w)
+			}
+			s.work.mu.Unlock()
+			if len(running) == 0 {
+				continue
+			}
+			until := s.clock.Now().Add(s.work.lease)
+			err := s.storage.Update(ctx, func(tx Tx) error {
+				for _, w := range running {
+					if err := tx.ExtendWorkLease(ctx, w, until); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil && ctx.Err() == nil && log != nil {
+				log.Error("worker: renewing leases", "error", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// truncateError is an error's text, cut to what an item stores.
+func truncateError(err error) string {
+	msg := err.Error()
+	if len(msg) <= maxLastError {
+		return msg
 	}
-	return nil
+	cut := maxLastError
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut]
 }
 
 // openCard decrypts a token's card for one acquirer call.
@@ -186,13 +412,14 @@ func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*Charge, *Tr
 	return ch, tok, card, err
 }
 
-func (s *Service) authorize(ctx context.Context, id uuid.UUID) error {
+func (s *Service) authorize(ctx context.Context, w Work) error {
+	id := w.ID
 	ch, tok, card, err := s.chargeAndCard(ctx, id)
 	if err != nil {
 		return err
 	}
 	if ch.Status != ChargePending {
-		return nil
+		return s.completeWork(ctx, w)
 	}
 	res, err := s.processor.Authorize(ctx, AuthorizeRequest{
 		ChargeID: ch.ID, Mode: ch.Mode, Card: card, Email: tok.Email,
@@ -202,6 +429,9 @@ func (s *Service) authorize(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
+		if err := tx.CompleteWork(ctx, w); err != nil {
+			return err
+		}
 		ch, err := tx.Charge(ctx, id)
 		if err != nil || ch.Status != ChargePending {
 			return err
@@ -235,19 +465,23 @@ func (s *Service) authorize(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-func (s *Service) capture(ctx context.Context, id uuid.UUID) error {
+func (s *Service) capture(ctx context.Context, w Work) error {
+	id := w.ID
 	ch, _, card, err := s.chargeAndCard(ctx, id)
 	if err != nil {
 		return err
 	}
 	if ch.CaptureState != CaptureRequested || ch.Status != ChargeAuthorized {
-		return nil
+		return s.completeWork(ctx, w)
 	}
 	res, err := s.processor.Capture(ctx, ch.ID, card, ch.CaptureAmount, ch.Currency)
 	if err != nil {
 		return err
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
+		if err := tx.CompleteWork(ctx, w); err != nil {
+			return err
+		}
 		ch, err := tx.Charge(ctx, id)
 		if err != nil || ch.CaptureState != CaptureRequested || ch.Status != ChargeAuthorized {
 			return err
@@ -271,7 +505,8 @@ func (s *Service) capture(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-func (s *Service) refund(ctx context.Context, id uuid.UUID) error {
+func (s *Service) refund(ctx context.Context, w Work) error {
+	id := w.ID
 	var r *Refund
 	if err := s.storage.View(ctx, func(tx Tx) error {
 		var err error
@@ -281,7 +516,7 @@ func (s *Service) refund(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	if r.Status != OperationPending {
-		return nil
+		return s.completeWork(ctx, w)
 	}
 	_, _, card, err := s.chargeAndCard(ctx, r.ChargeID)
 	if err != nil {
@@ -292,6 +527,9 @@ func (s *Service) refund(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
+		if err := tx.CompleteWork(ctx, w); err != nil {
+			return err
+		}
 		r, err := tx.Refund(ctx, id)
 		if err != nil || r.Status != OperationPending {
 			return err
@@ -309,7 +547,8 @@ func (s *Service) refund(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-func (s *Service) void(ctx context.Context, id uuid.UUID) error {
+func (s *Service) void(ctx context.Context, w Work) error {
+	id := w.ID
 	var cn *Cancel
 	if err := s.storage.View(ctx, func(tx Tx) error {
 		var err error
@@ -319,7 +558,7 @@ func (s *Service) void(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	if cn.Status != OperationPending {
-		return nil
+		return s.completeWork(ctx, w)
 	}
 	_, _, card, err := s.chargeAndCard(ctx, cn.ChargeID)
 	if err != nil {
@@ -330,6 +569,9 @@ func (s *Service) void(ctx context.Context, id uuid.UUID) error {
 		return err
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
+		if err := tx.CompleteWork(ctx, w); err != nil {
+			return err
+		}
 		cn, err := tx.Cancel(ctx, id)
 		if err != nil || cn.Status != OperationPending {
 			return err

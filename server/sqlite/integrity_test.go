@@ -92,10 +92,6 @@ func TestCorruptIDIsAnError(t *testing.T) {
 		_, err := tx.ListAppTokens(ctx, payment.AppTokenFilter{MerchantID: f.merchant, StoreID: f.store}, payment.ListParams{Limit: 10})
 		return err
 	}
-	pending := func(ctx context.Context, _ *integrityFixture, tx payment.Tx) error {
-		_, err := tx.PendingWork(ctx, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), 10)
-		return err
-	}
 	storeID := func(f *integrityFixture) uuid.UUID { return f.store }
 	tokenID := func(f *integrityFixture) uuid.UUID { return f.token }
 	chargeID := func(f *integrityFixture) uuid.UUID { return f.charge }
@@ -116,7 +112,6 @@ func TestCorruptIDIsAnError(t *testing.T) {
 		{"charge's merchant", "charges", "merchant_id", "", byID(charge, chargeID)},
 		{"refund's charge", "refunds", "charge_id", "", byID(refund, refundID)},
 		{"cancel's store", "cancels", "store_id", "", byID(cancel, cancelID)},
-		{"queued work's id", "refunds", "id", "", pending},
 	}
 	for _, tc := range cases {
 		for _, corrupt := range []string{"not-a-uuid", "{" + payment.NewID().String() + "}", "00000000-0000-0000-0000-00000000000g"} {
@@ -149,6 +144,28 @@ func TestCorruptIDIsAnError(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("an empty id is absent, not an error: %v", err)
+	}
+}
+
+// TestCorruptWorkIDIsAnError: a work row whose object id is not a UUID
+// fails the claim that reads it, naming the column, rather than handing the
+// worker uuid.Nil to act on.
+func TestCorruptWorkIDIsAnError(t *testing.T) {
+	for name, corrupt := range map[string]string{"not-a-uuid": "not-a-uuid", "braces": "{" + payment.NewID().String() + "}", "empty": ""} {
+		t.Run(name, func(t *testing.T) {
+			f := newIntegrityFixture(t)
+			f.exec(t, `INSERT INTO work (kind, object_id, due_at) VALUES ('refund', ?, 0)`, corrupt)
+			err := f.db.Update(t.Context(), func(tx payment.Tx) error {
+				_, err := tx.ClaimWork(t.Context(), "w", time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, 1, 1, 0, 1, 0, 0, time.UTC), 10)
+				return err
+			})
+			if err == nil {
+				t.Fatalf("work.object_id = %q claimed without an error", corrupt)
+			}
+			if !strings.Contains(err.Error(), "work.object_id") {
+				t.Errorf("error %q does not name work.object_id", err)
+			}
+		})
 	}
 }
 

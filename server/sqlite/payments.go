@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -593,63 +595,111 @@ func (t *tx) ListLedger(ctx context.Context, f payment.LedgerFilter, p payment.L
 	return listPage(ctx, t.tx, ledgerColumns, "ledger", c.where(), c.args, p, scanLedger)
 }
 
-// ---- the worker's queue
+// ---- the work queue
 
-func (t *tx) PendingWork(ctx context.Context, now time.Time, limit int) ([]payment.Work, error) {
+const workColumns = `seq, kind, object_id, attempts, due_at, claimed_by, lease_until, last_error`
+
+// scanWork reads a work row and its seq, the order of items due together.
+func scanWork(row scanner) (payment.Work, int64, error) {
+	var w payment.Work
+	var seq, due, lease int64
+	var kind, id string
+	if err := row.Scan(&seq, &kind, &id, &w.Attempts, &due, &w.ClaimedBy, &lease, &w.LastError); err != nil {
+		return w, 0, err
+	}
+	// Every item is for an object: here the empty string is no "absent" id.
+	if id == "" {
+		return w, 0, fmt.Errorf("sqlite: corrupt id in work.object_id: empty")
+	}
+	ids := idColumns{table: "work"}
+	if w.ID = ids.parse("object_id", id); ids.err != nil {
+		return w, 0, ids.err
+	}
+	w.Kind, w.Due = payment.WorkKind(kind), fromMicros(due)
+	if w.ClaimedBy != "" {
+		w.LeaseUntil = fromMicros(lease)
+	}
+	return w, seq, nil
+}
+
+func (t *tx) EnqueueWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO work (kind, object_id, due_at) VALUES (?, ?, ?)
+		ON CONFLICT (kind, object_id) DO NOTHING`, string(kind), id.String(), micros(due))
+	return err
+}
+
+func (t *tx) Work(ctx context.Context, kind payment.WorkKind, id uuid.UUID) (*payment.Work, error) {
+	w, _, err := scanWork(t.tx.QueryRowContext(ctx, `SELECT `+workColumns+` FROM work WHERE kind = ? AND object_id = ?`,
+		string(kind), id.String()))
+	if err != nil {
+		return nil, notFound(err, "work")
+	}
+	return &w, nil
+}
+
+// ClaimWork is one statement in a write transaction, and SQLite has one
+// writer at a time (across processes too), so no two claims interleave.
+func (t *tx) ClaimWork(ctx context.Context, claimant string, now, leaseUntil time.Time, limit int) ([]payment.Work, error) {
+	if claimant == "" {
+		return nil, fmt.Errorf("sqlite: claiming work needs a claimant")
+	}
 	at := micros(now)
-	rows, err := t.tx.QueryContext(ctx, `
-		SELECT kind, id, work_attempts FROM (
-			SELECT 'authorize' AS kind, id, work_attempts FROM charges WHERE status = 'pending' AND retry_at <= ?
-			UNION ALL SELECT 'capture', id, capture_attempts FROM charges
-				WHERE capture_state = 'requested' AND status = 'authorized' AND capture_retry_at <= ?
-			UNION ALL SELECT 'refund', id, work_attempts FROM refunds WHERE status = 'pending' AND retry_at <= ?
-			UNION ALL SELECT 'cancel', id, work_attempts FROM cancels WHERE status = 'pending' AND retry_at <= ?
-		) ORDER BY id LIMIT ?`, at, at, at, at, limit)
+	rows, err := t.tx.QueryContext(ctx, `UPDATE work SET claimed_by = ?, lease_until = ?
+		WHERE seq IN (SELECT seq FROM work WHERE due_at <= ? AND lease_until <= ? ORDER BY due_at, seq LIMIT ?)
+		RETURNING `+workColumns, claimant, micros(leaseUntil), at, at, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var work []payment.Work
+	type claimed struct {
+		w   payment.Work
+		seq int64
+	}
+	var got []claimed
 	for rows.Next() {
-		var kind, id string
-		var attempts int
-		if err := rows.Scan(&kind, &id, &attempts); err != nil {
+		w, seq, err := scanWork(rows)
+		if err != nil {
 			return nil, err
 		}
-		table := "charges" // authorize, capture
-		if kind == "refund" || kind == "cancel" {
-			table = kind + "s"
-		}
-		ids := idColumns{table: table}
-		w := payment.Work{Kind: payment.WorkKind(kind), ID: ids.parse("id", id), Attempts: attempts}
-		if ids.err != nil {
-			return nil, ids.err
-		}
-		work = append(work, w)
+		got = append(got, claimed{w, seq})
 	}
-	return work, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// RETURNING gives rows in no particular order.
+	slices.SortFunc(got, func(a, b claimed) int {
+		return cmp.Or(a.w.Due.Compare(b.w.Due), cmp.Compare(a.seq, b.seq))
+	})
+	work := make([]payment.Work, len(got))
+	for i, c := range got {
+		work[i] = c.w
+	}
+	return work, nil
 }
 
-// workState is where one kind of work keeps its retry state: its table and
-// the columns counting failed attempts and holding the next attempt's time.
-type workState struct{ table, attempts, retryAt string }
+// heldBy is the condition that an item is still claimed by w's claimant;
+// an empty claimant holds nothing.
+const heldBy = `kind = ? AND object_id = ? AND claimed_by = ? AND claimed_by != ''`
 
-// workTables says where each kind of work keeps its retry state. A charge's
-// authorisation and its capture are separate operations with separate
-// columns: a capture does not inherit the authorisation's back-off.
-var workTables = map[payment.WorkKind]workState{
-	payment.WorkAuthorize: {"charges", "work_attempts", "retry_at"},
-	payment.WorkCapture:   {"charges", "capture_attempts", "capture_retry_at"},
-	payment.WorkRefund:    {"refunds", "work_attempts", "retry_at"},
-	payment.WorkCancel:    {"cancels", "work_attempts", "retry_at"},
+func heldArgs(w payment.Work) []any { return []any{string(w.Kind), w.ID.String(), w.ClaimedBy} }
+
+func (t *tx) ExtendWorkLease(ctx context.Context, w payment.Work, until time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE work SET lease_until = ? WHERE `+heldBy, append([]any{micros(until)}, heldArgs(w)...)...)
+	return err
 }
 
-func (t *tx) DeferWork(ctx context.Context, w payment.Work, until time.Time) error {
-	ws, ok := workTables[w.Kind]
-	if !ok {
-		return fmt.Errorf("sqlite: unknown work kind %q", w.Kind)
-	}
-	_, err := t.tx.ExecContext(ctx, `UPDATE `+ws.table+` SET `+ws.attempts+` = `+ws.attempts+` + 1, `+ws.retryAt+` = ? WHERE id = ?`,
-		micros(until), w.ID.String())
+func (t *tx) CompleteWork(ctx context.Context, w payment.Work) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM work WHERE `+heldBy, heldArgs(w)...)
+	return err
+}
+
+func (t *tx) RetryWork(ctx context.Context, w payment.Work, due time.Time, lastError string) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE work SET attempts = attempts + 1, due_at = ?, last_error = ?, claimed_by = '', lease_until = 0
+		WHERE `+heldBy, append([]any{micros(due), lastError}, heldArgs(w)...)...)
+	return err
+}
+
+func (t *tx) ReleaseWork(ctx context.Context, w payment.Work) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE work SET claimed_by = '', lease_until = 0 WHERE `+heldBy, heldArgs(w)...)
 	return err
 }

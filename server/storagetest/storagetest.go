@@ -21,12 +21,13 @@
 // domain later fails the suite until every engine stores it); that missing
 // rows are NOT_FOUND; what each list filter selects and how lists page; that
 // revoked app tokens leave lists and the CORS domain set; the duplicate-charge
-// and refund rules' queries; the worker's queue; that quotas are atomic under
-// concurrency; that Update is all or nothing and that View cannot write.
+// and refund rules' queries; the work queue (claims, leases, per-item
+// attempts, concurrent claimants); that quotas are atomic under concurrency;
+// that Update is all or nothing and that View cannot write.
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
 // tokens.go (transaction tokens), charges.go, operations.go (refunds and
-// cancels), ledger.go, work.go (PendingWork, DeferWork), quotas.go and
+// cancels), ledger.go, work.go (the work queue), quotas.go and
 // transactions.go (NOT_FOUND, duplicate ids, rollback, read-only views);
 // compare.go holds the reflection helpers.
 package storagetest
@@ -74,9 +75,12 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("PendingCancelFor", func(t *testing.T) { testPendingCancelFor(t, open(t)) })
 	t.Run("Ledger", func(t *testing.T) { testLedger(t, open(t)) })
 	t.Run("ListLedger", func(t *testing.T) { testListLedger(t, open(t)) })
-	t.Run("PendingWork", func(t *testing.T) { testPendingWork(t, open(t)) })
-	t.Run("DeferWork", func(t *testing.T) { testDeferWork(t, open(t)) })
-	t.Run("CaptureRetryState", func(t *testing.T) { testCaptureRetryState(t, open(t)) })
+	t.Run("WorkQueue", func(t *testing.T) { testWorkQueue(t, open(t)) })
+	t.Run("ClaimWork", func(t *testing.T) { testClaimWork(t, open(t)) })
+	t.Run("WorkLeaseExpiry", func(t *testing.T) { testWorkLeaseExpiry(t, open(t)) })
+	t.Run("WorkAttempts", func(t *testing.T) { testWorkAttempts(t, open(t)) })
+	t.Run("WorkConcurrentClaims", func(t *testing.T) { testWorkConcurrentClaims(t, open(t)) })
+	t.Run("WorkRollback", func(t *testing.T) { testWorkRollback(t, open(t)) })
 }
 
 // base is a time with nanoseconds and a zone other than UTC: engines must

@@ -312,8 +312,11 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	createCancels(t, s, cn)
 	line := chargeLine(ch, 5)
 	putLines(t, s, line)
-	now := at(100)
-	queued := pendingWork(t, s, now, 100)
+	now := at(100).Truncate(time.Microsecond)
+	lease := now.Add(time.Minute)
+	enqueue(t, s, payment.WorkAuthorize, ch.ID, now)
+	enqueue(t, s, payment.WorkRefund, r.ID, now)
+	held := checkOne(t, claim(t, s, "w", now, lease, 1), payment.WorkAuthorize, ch.ID)
 	changedLine := *line
 	changedLine.Status = "successful"
 	writes := []struct {
@@ -346,9 +349,21 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 		{"CreateCancel", func(ctx context.Context, tx payment.Tx) error { return tx.CreateCancel(ctx, newCancel(ch, 9)) }},
 		{"UpdateCancel", func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCancel(ctx, changedCancel(cn)) }},
 		{"PutLedgerEntry", func(ctx context.Context, tx payment.Tx) error { return tx.PutLedgerEntry(ctx, &changedLine) }},
-		{"DeferWork", func(ctx context.Context, tx payment.Tx) error {
-			return tx.DeferWork(ctx, payment.Work{Kind: payment.WorkAuthorize, ID: ch.ID}, now.Add(time.Hour))
+		{"EnqueueWork", func(ctx context.Context, tx payment.Tx) error {
+			return tx.EnqueueWork(ctx, payment.WorkCancel, cn.ID, now)
 		}},
+		{"ClaimWork", func(ctx context.Context, tx payment.Tx) error {
+			_, err := tx.ClaimWork(ctx, "v", now, lease, 10)
+			return err
+		}},
+		{"ExtendWorkLease", func(ctx context.Context, tx payment.Tx) error {
+			return tx.ExtendWorkLease(ctx, held, lease.Add(time.Hour))
+		}},
+		{"CompleteWork", func(ctx context.Context, tx payment.Tx) error { return tx.CompleteWork(ctx, held) }},
+		{"RetryWork", func(ctx context.Context, tx payment.Tx) error {
+			return tx.RetryWork(ctx, held, now.Add(time.Hour), "viewed")
+		}},
+		{"ReleaseWork", func(ctx context.Context, tx payment.Tx) error { return tx.ReleaseWork(ctx, held) }},
 	}
 	for _, w := range writes {
 		t.Run(w.name, func(t *testing.T) {
@@ -396,7 +411,9 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 		t.Fatalf("the ledger holds %d lines, want 1", len(page.Items))
 	}
 	checkSame(t, page.Items[0], line)
-	checkWork(t, s, now, 100, queued...)
+	checkItem(t, s, held)
+	checkItem(t, s, queued(payment.WorkRefund, r.ID, now))
+	checkNoWork(t, s, payment.WorkCancel, cn.ID)
 	for _, list := range []func(ctx context.Context, tx payment.Tx) (int, error){
 		func(ctx context.Context, tx payment.Tx) (int, error) {
 			p, err := tx.ListTokens(ctx, payment.TokenFilter{MerchantID: m.ID}, payment.ListParams{Limit: 10})
@@ -441,10 +458,14 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 	createCancels(t, s, cn)
 	line := chargeLine(pending, 16)
 	putLines(t, s, line)
-	now := at(2000)
-	queued := pendingWork(t, s, now, 100)
-	if len(queued) != 3 {
-		t.Fatalf("setting up: %d operations pending, want 3", len(queued))
+	now := at(2000).Truncate(time.Microsecond)
+	lease := now.Add(time.Minute)
+	enqueue(t, s, payment.WorkAuthorize, pending.ID, now)
+	enqueue(t, s, payment.WorkRefund, r.ID, now)
+	enqueue(t, s, payment.WorkCancel, cn.ID, now)
+	held := claim(t, s, "w", now, lease, 10)
+	if len(held) != 3 {
+		t.Fatalf("setting up: claimed %s, want three items", workString(held))
 	}
 	ledger := payment.LedgerFilter{MerchantID: st.MerchantID, StoreID: st.ID}
 	key := payment.QuotaKey{Resource: "test_charge", Scope: "store:rollback", Period: "2025-01-31"}
@@ -469,15 +490,12 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 			func() error { return tx.UpdateCharge(ctx, changedCharge(pending)) },
 			func() error { return tx.UpdateRefund(ctx, changedRefund(r)) },
 			func() error { return tx.UpdateCancel(ctx, changedCancel(cn)) },
-			func() error {
-				return tx.DeferWork(ctx, payment.Work{Kind: payment.WorkAuthorize, ID: pending.ID}, now.Add(time.Hour))
-			},
-			func() error {
-				return tx.DeferWork(ctx, payment.Work{Kind: payment.WorkRefund, ID: r.ID}, now.Add(time.Hour))
-			},
-			func() error {
-				return tx.DeferWork(ctx, payment.Work{Kind: payment.WorkCancel, ID: cn.ID}, now.Add(time.Hour))
-			},
+			func() error { return tx.EnqueueWork(ctx, payment.WorkAuthorize, newCh.ID, now) },
+			func() error { return tx.EnqueueWork(ctx, payment.WorkRefund, newR.ID, now) },
+			func() error { return tx.EnqueueWork(ctx, payment.WorkCancel, newCn.ID, now) },
+			func() error { return tx.RetryWork(ctx, held[0], now.Add(time.Hour), "rolled back") },
+			func() error { return tx.CompleteWork(ctx, held[1]) },
+			func() error { return tx.ReleaseWork(ctx, held[2]) },
 			func() error {
 				ok, err := tx.TakeQuota(ctx, key, 1)
 				if err == nil && !ok {
@@ -521,7 +539,12 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 		t.Fatalf("after rollback the ledger holds %d lines, want 1", len(page.Items))
 	}
 	checkSame(t, page.Items[0], line)
-	checkWork(t, s, now, 100, queued...)
+	for _, w := range held {
+		checkItem(t, s, w)
+	}
+	checkNoWork(t, s, payment.WorkAuthorize, newCh.ID)
+	checkNoWork(t, s, payment.WorkRefund, newR.ID)
+	checkNoWork(t, s, payment.WorkCancel, newCn.ID)
 	if !take(t, s, key, 1) {
 		t.Error("after rollback the quota unit was still taken")
 	}
