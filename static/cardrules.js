@@ -44,6 +44,7 @@
   var MAX_CARDHOLDER_LENGTH = 64;
   var MAX_YEARS_AHEAD = 20;
   var EXPIRY_SEPARATOR = " / ";
+  var GENERIC_MESSAGE_KEY = "field.generic";
 
   var VISA = "visa", MASTERCARD = "mastercard", JCB = "jcb", AMEX = "american_express", DINERS = "diners_club",
     DISCOVER = "discover", UNIONPAY = "unionpay", MAESTRO = "maestro", UNKNOWN = "unknown";
@@ -450,6 +451,20 @@
     return s.length;
   }
 
+  // messageKey names the text of a field's state among the frame's
+  // messages: "<field>.<kind>" (field: number, exp, cvc or name), "" for no
+  // problem, the generic one for a state without a text of its own.
+  function messageKey(field, state) {
+    switch (state) {
+      case "": return "";
+      case S.REQUIRED: return field + ".required";
+      case S.INCOMPLETE_NUMBER: case S.INCOMPLETE_EXPIRY: case S.INCOMPLETE_CVV: return field + ".incomplete";
+      case S.EXPIRED: return field + ".expired";
+      case S.INVALID_NUMBER: case S.INVALID_EXPIRY: case S.INVALID_CVV: case S.INVALID_FORMAT: return field + ".invalid";
+    }
+    return GENERIC_MESSAGE_KEY;
+  }
+
   function cvvMax(b) { return b === UNKNOWN || b === "" ? 4 : cvvLength(b); }
   function autoAdvance(b, n) { return n === maxLength(b) || n === 16; }
 
@@ -480,6 +495,8 @@
     formatExpiry: formatExpiry,
     caretAfterDigits: caretAfterDigits,
     cvvMax: cvvMax,
-    autoAdvance: autoAdvance
+    autoAdvance: autoAdvance,
+    messageKey: messageKey,
+    genericMessageKey: GENERIC_MESSAGE_KEY
   };
 })(this);

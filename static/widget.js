@@ -136,25 +136,15 @@
     if (el === F.cvc) { return C.cvvState(el.value, brand); }
     return C.cardholderState(el.value);
   }
-  // messageKey names the message of a state, "<field>.<kind>", as the
-  // WebAssembly names it; a state without a text of its own gets the generic one.
-  function messageKey(el, state) {
-    var f = el === F.number ? "number" : el === F.exp ? "exp" : el === F.cvc ? "cvc" : "name";
-    var S = C.states;
-    switch (state) {
-      case S.REQUIRED: return f + ".required";
-      case S.INCOMPLETE_NUMBER: case S.INCOMPLETE_EXPIRY: case S.INCOMPLETE_CVV: return f + ".incomplete";
-      case S.EXPIRED: return f + ".expired";
-      case S.INVALID_NUMBER: case S.INVALID_EXPIRY: case S.INVALID_CVV: case S.INVALID_FORMAT: return f + ".invalid";
-    }
-    return "field.generic";
-  }
   // cardCheck shows the field's problem; an empty field only when required.
+  // The text's key is the WebAssembly's (the field package's MessageKey).
   function cardCheck(el, required) {
     var state = cardState(el);
     setComplete(el, state === "");
     if (state === C.states.REQUIRED && !required) { showError(el, ""); return false; }
-    showError(el, state ? (M[messageKey(el, state)] || M["field.generic"]) : "");
+    var key = C.messageKey(el.id.slice(3), state); // kw-number → number
+    var text = !key ? "" : typeof M[key] === "string" ? M[key] : typeof M[C.genericMessageKey] === "string" ? M[C.genericMessageKey] : "";
+    showError(el, text);
     return state === "";
   }
 

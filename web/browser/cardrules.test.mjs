@@ -30,6 +30,7 @@ const expected = {
   normalizeYear: card.normalizeYear.length,
   formatExpiry: field.formatExpiry.length * 2,
   caretAfterDigits: field.caretAfterDigits.length,
+  messageKey: field.messageKey.length,
   fieldBrands: field.brands.length * 43,
 };
 

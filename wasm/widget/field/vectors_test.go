@@ -53,6 +53,11 @@ type (
 		K    int    `json:"k"`
 		Want int    `json:"want"`
 	}
+	messageKeyVector struct {
+		Field string `json:"field"`
+		State string `json:"state"`
+		Want  string `json:"want"`
+	}
 	brandVector struct {
 		Brand   card.Brand `json:"brand"`
 		CVVMax  int        `json:"cvvMax"`
@@ -116,6 +121,18 @@ func buildVectors(t *testing.T) []byte {
 		}
 	}
 	list("caretAfterDigits", carets, false)
+
+	// Every state the card package's judges give (and one they never do)
+	// for every field.
+	var keys []any
+	for _, f := range []string{"number", "exp", "cvc", "name"} {
+		for _, st := range []string{"", card.ReasonRequired, card.ReasonInvalidCardNumber, card.ReasonInvalidExpiration,
+			card.ReasonInvalidCVV, card.ReasonInvalidFormat, card.StateIncompleteNumber, card.StateIncompleteExpiry,
+			card.StateIncompleteCVV, card.StateExpired, "SOMETHING_NEW"} {
+			keys = append(keys, messageKeyVector{f, st, MessageKey(f, st)})
+		}
+	}
+	list("messageKey", keys, false)
 
 	var brands []any
 	for _, br := range vectorBrands {

@@ -132,6 +132,9 @@ export function checkVectors({ card, field, runes = "dense", K = globalThis.Kess
   for (const v of field.caretAfterDigits) {
     check("caretAfterDigits", `caretAfterDigits(${show(v.in)}, ${v.k})`, K.caretAfterDigits(v.in, v.k), v.want);
   }
+  for (const v of field.messageKey) {
+    check("messageKey", `messageKey(${v.field}, ${show(v.state)})`, K.messageKey(v.field, v.state), v.want);
+  }
   for (const b of field.brands) {
     check("fieldBrands", `cvvMax(${b.brand})`, K.cvvMax(b.brand), b.cvvMax);
     check("fieldBrands", `known(${b.brand})`, K.known(b.brand), b.known);
