@@ -13,6 +13,7 @@ import (
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -115,19 +116,16 @@ func (f *gatewayFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumb
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 20; i++ {
+	var got *payment.Charge
+	kessaitest.WaitFor(t, 5*time.Second, "the charge to leave pending", func() bool {
 		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
+		got, err = f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status.Final() || got.Status == payment.ChargeAuthorized {
-			return got
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the charge never left pending")
-	return nil
+		return got.Status.Final() || got.Status == payment.ChargeAuthorized
+	})
+	return got
 }

@@ -70,7 +70,9 @@ type linkform struct {
 	tmpl   *template.Template
 	origin string // the gateway's public origin
 	secure bool
-	now    func() time.Time
+	// now is the service's clock: the form compares when it was opened
+	// with when the service made the charge or token it is handed.
+	now func() time.Time
 }
 
 // formRoutes serves the hosted link form.
@@ -123,7 +125,7 @@ func newLinkform(cfg Config, log *slog.Logger) (*linkform, error) {
 	store.MaxAge(int(linkformMaxAge / time.Second))
 	return &linkform{
 		svc: cfg.Service, log: log, store: store, tmpl: tmpl,
-		origin: pub.Scheme + "://" + pub.Host, secure: pub.Scheme == "https", now: time.Now,
+		origin: pub.Scheme + "://" + pub.Host, secure: pub.Scheme == "https", now: cfg.Service.Clock().Now,
 	}, nil
 }
 

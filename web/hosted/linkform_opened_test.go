@@ -3,38 +3,11 @@ package hosted
 import (
 	"context"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kessai/kessai/server/payment"
 )
-
-// shiftedClock is the wall clock moved by an offset a test sets, so that a
-// payment object can be made "earlier" than a form opened at the real time.
-type shiftedClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-}
-
-func (c *shiftedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().UTC().Add(c.offset)
-}
-
-// at runs fn with the service's clock moved by d.
-func (c *shiftedClock) at(d time.Duration, fn func()) {
-	c.mu.Lock()
-	c.offset = d
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.offset = 0
-		c.mu.Unlock()
-	}()
-	fn()
-}
 
 // TestLinkformRefusesWhatPredatesTheForm: a form completes only with a
 // charge (or, for a token checkout, a token) made while it was open. A
@@ -81,7 +54,9 @@ func TestLinkformRefusesWhatPredatesTheForm(t *testing.T) {
 			var id string
 			var form *openedForm
 			if tc.before {
-				f.clock.at(earlier, func() { id = tc.make(t) })
+				f.clock.Advance(earlier)
+				id = tc.make(t)
+				f.clock.Advance(-earlier)
 				form = tc.open(t)
 			} else {
 				form = tc.open(t)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -31,7 +32,7 @@ import (
 type formsFixture struct {
 	svc            *payment.Service
 	db             *sqlite.DB
-	clock          *shiftedClock // the service's clock; the form's is the wall clock
+	clock          *kessaitest.Clock // the service's, which the form reads too
 	storeA, storeB uuid.UUID
 	tokA, tokB     *payment.IssuedAppToken
 }
@@ -57,7 +58,9 @@ func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := &shiftedClock{}
+	// Far from the wall clock, so that a rule reading the wall clock
+	// instead of the service's would show.
+	clock := kessaitest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
 	svc := payment.NewService(db, clock, codec, payment.Config{
 		SecretKey: []byte("link-form-test-secret-hash-key-0123456789"), PublicOrigin: publicOrigin,
 		Vault: vault, Processor: sandbox.Processor{},
@@ -125,21 +128,18 @@ func (f *formsFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 20; i++ {
+	var got *payment.Charge
+	kessaitest.WaitFor(t, 5*time.Second, "the charge to leave pending", func() bool {
 		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
+		got, err = f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status.Final() || got.Status == payment.ChargeAuthorized {
-			return got
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the charge never left pending")
-	return nil
+		return got.Status.Final() || got.Status == payment.ChargeAuthorized
+	})
+	return got
 }
 
 // gateway is the gateway's pages handler over the fixture.
