@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
 )
@@ -39,7 +40,7 @@ func newAuthFixture(tb testing.TB) *authFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	clk := &clock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	clk := kessaitest.NewClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 	svc := payment.NewService(db, clk, codec, payment.Config{SecretKey: bytes.Repeat([]byte{0x53}, 32), PublicOrigin: fuzzPublicOrigin})
 	now := clk.Now()
 	m := &payment.Merchant{ID: payment.NewID(), Name: "Fuzz", Email: "fuzz@kessai.test", Verified: true, CreatedOn: now}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -153,7 +154,7 @@ func (t hookTx) AppToken(ctx context.Context, id uuid.UUID) (*payment.AppToken, 
 // clock, the scripted acquirer and the demo store's server caller.
 type rulesFixture struct {
 	store  *hookStorage
-	clk    *clock
+	clk    *kessaitest.Clock
 	acq    *scripted
 	svc    *payment.Service
 	demo   *payment.DemoAccount
@@ -181,7 +182,7 @@ func newRulesFixture(t *testing.T, cfg payment.Config) *rulesFixture {
 	}
 	f := &rulesFixture{
 		store: &hookStorage{Storage: db},
-		clk:   &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)},
+		clk:   kessaitest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
 		acq:   &scripted{fail: map[string]int{}, calls: map[string]int{}},
 	}
 	cfg.SecretKey, cfg.Vault, cfg.Processor = randomKey(t), vault, f.acq
@@ -504,7 +505,7 @@ func TestOperationRetries(t *testing.T) {
 			f.acq.failNext(tc.op, 2)
 			step := func(advance time.Duration, wantFound int, want payment.OperationStatus) {
 				t.Helper()
-				f.clk.add(advance)
+				f.clk.Advance(advance)
 				f.pass(t, wantFound)
 				if got := status(); got != want {
 					t.Fatalf("%s at +%v: %s, want %s", tc.name, advance, got, want)
@@ -539,7 +540,7 @@ func TestCaptureRetryStartsAfresh(t *testing.T) {
 			t.Fatal("the authorisation never completed")
 		}
 		_, _ = f.svc.ProcessPending(ctx, 10)
-		f.clk.add(time.Second)
+		f.clk.Advance(time.Second)
 	}
 	if got := f.charge(t, ch.ID); got.Status != payment.ChargeAuthorized || f.acq.callsOf("authorize") != 6 {
 		t.Fatalf("charge %s after %d authorisation calls, want authorized after 6", got.Status, f.acq.callsOf("authorize"))
@@ -551,7 +552,7 @@ func TestCaptureRetryStartsAfresh(t *testing.T) {
 	}
 	f.pass(t, 1) // the capture's first attempt fails
 	f.pass(t, 0)
-	f.clk.add(time.Second)
+	f.clk.Advance(time.Second)
 	f.pass(t, 1) // retried 1 s later, and answered
 	if got := f.charge(t, ch.ID); got.Status != payment.ChargeSuccessful {
 		t.Errorf("charge %s, want successful", got.Status)

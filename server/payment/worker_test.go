@@ -13,18 +13,11 @@ import (
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // flaky is the sandbox acquirer, unreachable while down is set.
 type flaky struct {
@@ -66,7 +59,7 @@ func TestWorkerBacksOffFailedWork(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	codec, _ := jwt.NewCodec(randomKey(t))
 	vault, _ := aesgcm.New(randomKey(t))
-	clk := &clock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	clk := kessaitest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	acq := &flaky{down: true}
 	svc := payment.NewService(db, clk, codec, payment.Config{SecretKey: randomKey(t), Vault: vault, Processor: acq})
 	demo, err := svc.SeedDemo(ctx, nil)
@@ -95,11 +88,11 @@ func TestWorkerBacksOffFailedWork(t *testing.T) {
 	}
 	pass(1) // attempt 1 fails: next in 1 s
 	pass(0)
-	clk.add(time.Second)
+	clk.Advance(time.Second)
 	pass(1) // attempt 2 fails: next in 2 s
-	clk.add(time.Second)
+	clk.Advance(time.Second)
 	pass(0)
-	clk.add(time.Second)
+	clk.Advance(time.Second)
 	acq.mu.Lock()
 	acq.down = false
 	acq.mu.Unlock()
