@@ -107,7 +107,13 @@ mutate:
 
 ## bench-charges: charges per second on the embedded store, beside the raw
 ## single-row commit rate of the same kind of SQLite file, in one run
-## (BENCH_FLAGS, e.g. -count=3 -benchtime=3s, is passed through)
+## (BENCH_FLAGS, e.g. -count=3 -benchtime=3s, is passed through); then, with
+## the sandbox acquirer taking 300 ms a call, the worker's drain rate beside
+## the API's acceptance rate, and the worker's drain rate alone, over
+## DRAIN_CHARGES charges each (a fixed count: the queue must grow deep)
+DRAIN_CHARGES ?= 2000
 .PHONY: bench-charges
 bench-charges:
 	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/
+	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/
+	$(GO) test -run '^$$' -bench '^BenchmarkWorkerDrain$$' -benchtime $(DRAIN_CHARGES)x ./server/payment/

@@ -40,9 +40,11 @@ type benchGateway struct {
 	client *http.Client
 }
 
-func newBenchGateway(b *testing.B) *benchGateway {
+// newBenchGateway starts a benchmark's gateway; latency is the sandbox
+// acquirer's.
+func newBenchGateway(b *testing.B, latency time.Duration) *benchGateway {
 	b.Helper()
-	g := startGateway(b, gatewayOptions{quiet: true, configure: func(c *config) {
+	g := startGateway(b, gatewayOptions{quiet: true, latency: latency, configure: func(c *config) {
 		c.Resources.TestChargesPerDay = math.MaxInt32
 		ceiling := limit.Rule{Burst: limit.MaxRuleValue, BurstRefillPerMinute: limit.MaxRuleValue, PerMinute: limit.MaxRuleValue}
 		c.Rates = limit.Rules{Charge: ceiling, Route: ceiling, Exact: ceiling}
@@ -109,7 +111,7 @@ var benchTokenBody = []byte(fmt.Sprintf(`{"payment_type":"card","type":"one_time
 // inverse; accepted/s is how fast the API answered 201 to both requests
 // (the worker keeps up or lags behind that).
 func BenchmarkCreateCharge(b *testing.B) {
-	g := newBenchGateway(b)
+	g := newBenchGateway(b, 0)
 	// Warm up, untimed: connections, caches, the worker, and the WAL file,
 	// which grows on a fresh database until its first checkpoint (appends
 	// that change the file size make each fsync dearer than the steady
@@ -185,7 +187,7 @@ func waitDrained(b *testing.B, g *benchGateway) {
 // op is one autocommitted INSERT of one row into a scratch table, i.e. one
 // write transaction with its WAL fsync.
 func BenchmarkSQLiteCommit(b *testing.B) {
-	g := newBenchGateway(b)
+	g := newBenchGateway(b, 0)
 	ctx := context.Background()
 	if err := g.db.Exec(ctx, `CREATE TABLE bench_commit (id INTEGER PRIMARY KEY, payload TEXT NOT NULL, created_on INTEGER NOT NULL)`); err != nil {
 		b.Fatal(err)

@@ -1,0 +1,103 @@
+package payment_test
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/server/aesgcm"
+	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sandbox"
+	"github.com/kessai/kessai/server/sqlite"
+)
+
+// BenchmarkWorkerDrain is the worker's own drain rate, without the API in
+// front competing for the database: b.N charges are queued first (untimed),
+// then one worker, with the sandbox acquirer taking 300 ms per call, is
+// timed until it has finished them all.
+//
+//	go test -run '^$' -bench '^BenchmarkWorkerDrain$' -benchtime 2000x ./server/payment/
+//
+// charges/s is b.N over that time. The server package's BenchmarkDrainCharges
+// measures the same worker behind the API, beside the API's acceptance rate.
+func BenchmarkWorkerDrain(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), sqlite.FileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	codec, err := jwt.NewCodec(benchKey(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	vault, err := aesgcm.New(benchKey(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	limits := payment.DefaultResourceLimits()
+	limits.TestChargesPerDay = 1 << 30
+	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
+		SecretKey: benchKey(b), Vault: vault, Limits: limits,
+		Processor: sandbox.Processor{Latency: 300 * time.Millisecond},
+	})
+	demo, err := svc.SeedDemo(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	caller, err := svc.Authenticate(ctx, "Bearer "+demo.Token.Secret+"."+demo.Token.JWT, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		tok, err := svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "d@example.com",
+			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pending := func() int {
+		page, err := svc.Charges(ctx, caller, uuid.Nil, payment.ChargeFilter{Status: payment.ChargePending}, payment.ListParams{Limit: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return *page.TotalHits
+	}
+	if n := pending(); n != b.N {
+		b.Fatalf("%d charges pending before the worker starts, want %d", n, b.N)
+	}
+
+	workerCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	b.ResetTimer()
+	start := time.Now()
+	go func() {
+		defer close(done)
+		svc.RunWorker(workerCtx, time.Second, slog.New(slog.DiscardHandler))
+	}()
+	for pending() > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	stop()
+	<-done
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
+}
+
+func benchKey(b *testing.B) []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
