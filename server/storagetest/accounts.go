@@ -108,7 +108,8 @@ func fullStore(merchantID uuid.UUID) *payment.Store {
 		ID: payment.NewID(), MerchantID: merchantID, Name: "Kessai Coffee 渋谷店 \"本店\"", PCICompliant: true,
 		Settings: payment.StoreSettings{
 			CardEnabled: true, ThreeDSRequired: true, Currencies: []string{"JPY", "USD", "EUR"},
-			LogoImage: "https://cdn.example/kessai-coffee.png",
+			LogoImage:           "https://cdn.example/kessai-coffee.png",
+			ForbiddenCardBrands: []string{"jcb", "maestro"}, RecurringType: payment.RecurringBounded,
 			Theme: payment.Theme{
 				MainBackground: "#010203", SecondaryBackground: "#040506", MainColor: "#070809", MainText: "#0a0b0c",
 				PrimaryText: "#0d0e0f", SecondaryText: "#101112", BaseText: "#131415", BodyBackground: "#161718",
