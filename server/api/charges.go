@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/wasm/card"
 )
 
 // paymentRoutes are the card-payment routes: tokens, charges, captures,
@@ -110,7 +111,7 @@ func toWireCharge(ch *payment.Charge) wireCharge {
 		RequestedAmount:       ch.RequestedAmount, RequestedCurrency: ch.Currency,
 		RequestedAmountFormatted: formatted(ch.RequestedAmount, ch.Currency),
 		ChargedAmount:            ch.ChargedAmount, ChargedAmountFormatted: formattedPtr(ch.ChargedAmount, ch.Currency),
-		CaptureAt: wireTimePtr(ch.CaptureAt), CaptureStatus: captureStatus(ch),
+		OnlyDirectCurrency: ch.OnlyDirectCurrency, CaptureAt: wireTimePtr(ch.CaptureAt), CaptureStatus: captureStatus(ch),
 		Descriptor: optionalString(ch.Descriptor), Status: string(ch.Status), Error: toWirePaymentError(ch.Error),
 		Metadata: wireMetadata(ch.Metadata), Mode: ch.Mode, Type: "normal",
 		ThreeDS: wireChargeThreeDS{
@@ -135,6 +136,7 @@ type wireNewCharge struct {
 	Currency              string              `json:"currency"`
 	Capture               *bool               `json:"capture"`
 	CaptureAt             *inputTime          `json:"capture_at"`
+	OnlyDirectCurrency    bool                `json:"only_direct_currency"`
 	Descriptor            string              `json:"descriptor"`
 	Metadata              json.RawMessage     `json:"metadata"`
 	ThreeDS               *wireThreeDSRequest `json:"three_ds"`
@@ -154,7 +156,8 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 	}
 	p := payment.NewCharge{
 		Amount: req.Amount.Value, Currency: req.Currency, Capture: req.Capture, CaptureAt: req.CaptureAt.ptr(),
-		Descriptor: req.Descriptor, MerchantTransactionID: req.MerchantTransactionID, IPAddress: req.IPAddress,
+		OnlyDirectCurrency: req.OnlyDirectCurrency,
+		Descriptor:         req.Descriptor, MerchantTransactionID: req.MerchantTransactionID, IPAddress: req.IPAddress,
 	}
 	if req.TransactionTokenID != "" {
 		id, err := uuid.Parse(req.TransactionTokenID)
@@ -210,14 +213,27 @@ func (s *Server) listCharges(r *http.Request, c *payment.Caller, ids pathIDs) (i
 		TokenID:    q.id("transaction_token_id"),
 		LastFour:   q.str("last_four"),
 		Email:      q.str("email"),
+		Cardholder: q.str("name"),
+		ExpMonth:   q.intValue("exp_month"),
+		ExpYear:    q.intValue("exp_year"),
+		Phone:      q.phone("phone"),
 	}
-	if m := q.str("metadata"); m != "" {
-		key, value, ok := strings.Cut(m, ":")
-		if !ok || strings.TrimSpace(key) == "" {
-			q.v.Add("metadata", payment.ReasonInvalidFormat)
+	if f.ExpYear != nil {
+		y := card.NormalizeYear(*f.ExpYear)
+		f.ExpYear = &y
+	}
+	// card_number names one card by its BIN and last four, which is all
+	// Kessai keeps in the clear; a last_four that contradicts it is a
+	// mistake. It is never echoed, not even in an error.
+	if n := q.str("card_number"); n != "" {
+		bin, last := card.BIN(n), card.LastFour(n)
+		if bin == "" || strings.Trim(n, "0123456789 -") != "" || (f.LastFour != "" && f.LastFour != last) {
+			q.v.Add("card_number", payment.ReasonInvalidFormat)
+		} else {
+			f.CardBIN, f.LastFour = bin, last
 		}
-		f.MetadataKey, f.MetadataValue = strings.TrimSpace(key), strings.TrimSpace(value)
 	}
+	f.MetadataKey, f.MetadataValue = q.metadata()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}

@@ -712,3 +712,290 @@ func TestPHPParserShapes(t *testing.T) {
 		}
 	})
 }
+
+func TestPHPTokenListFilters(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	a1 := server(f.a1)
+	customer := ok(t, f.do(t, "POST", storePath(f.storeA1, "/create_customer_id"), a1, `{"customer_id":"php-42"}`), http.StatusOK)
+	cid := jstr(customer, "customer_id")
+	tok := func(email, holder, pan string, md map[string]any) string {
+		b := withData(with(cardBody(pan), "type", "recurring", "email", email, "metadata", md), "cardholder", holder)
+		return jstr(ok(t, f.do(t, "POST", "/tokens", a1, b), http.StatusCreated), "id")
+	}
+	gopay := tok("Shopper.One@Example.com", "TARO YAMADA", "4000020000000000", map[string]any{"gopay-customer-id": cid})
+	univapay := tok("two@example.com", "Hanako Sato", "5555555555554444", map[string]any{"univapay-customer-id": cid})
+	other := tok("three@example.net", "JIRO SUZUKI", "3530111333300000", map[string]any{"gopay-customer-id": payment.NewID().String()})
+	inactive := tok("four@example.net", "SABURO ITO", "378282246310005", nil)
+	if rec := f.do(t, "DELETE", storePath(f.storeA1, "/tokens/"+inactive), a1, nil); rec.Code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", rec.Code, rec.Body)
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"customer_id=" + cid, []string{univapay, gopay}},
+		{"active=active", []string{other, univapay, gopay}},
+		{"active=true", []string{other, univapay, gopay}},
+		{"active=inactive", []string{inactive}},
+		{"active=false", []string{inactive}},
+		{"active=all", []string{inactive, other, univapay, gopay}},
+		{"search=shopper.one@example.com", []string{gopay}},
+		{"search=EXAMPLE.NET", []string{inactive, other}},
+		{"search=hanako", []string{univapay}},
+		{"search=4444", []string{univapay}},
+		{"search=nobody", nil},
+		{"search=%25", nil},
+		{"search=example&active=active&customer_id=" + cid, []string{univapay, gopay}},
+	} {
+		m := ok(t, f.do(t, "GET", "/tokens?type=recurring&"+c.query, a1, nil), http.StatusOK)
+		if got := listIDs(t, m); !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("GET /tokens?%s = %v, want %v", c.query, got, c.want)
+		}
+	}
+	wantError(t, f.do(t, "GET", "/tokens?active=yes", a1, nil), http.StatusBadRequest, payment.CodeValidation, "active")
+}
+
+func TestPHPChargeListFilters(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	a1 := server(f.a1)
+	charge := func(holder, pan string, month int, phone map[string]any) string {
+		b := withData(cardBody(pan), "cardholder", holder, "exp_month", month, "exp_year", 2031)
+		if phone != nil {
+			b = withData(b, "phone_number", phone)
+		}
+		id := jstr(ok(t, f.do(t, "POST", "/tokens", a1, b), http.StatusCreated), "id")
+		return f.charge(t, id, 1000, "JPY")
+	}
+	taro := charge("TARO YAMADA", "4000020000000000", 3, map[string]any{"country_code": "81", "local_number": "090-1234-5678"})
+	hanako := charge("Hanako Sato", "4242424242424242", 4, map[string]any{"country_code": 81, "local_number": "(03) 1234 5678"})
+	jiro := charge("JIRO SUZUKI", "5555555555554444", 3, nil)
+	f.process(t)
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"name=taro%20yamada", []string{taro}},
+		{"name=TARO", nil},
+		{"exp_month=3", []string{jiro, taro}},
+		{"exp_month=03&exp_year=2031", []string{jiro, taro}},
+		{"exp_month=4&exp_year=2030", nil},
+		{"card_number=4242424242424242", []string{hanako}},
+		{"card_number=4242%204242%204242%204242", []string{hanako}},
+		{"card_number=4000020000004242", nil},
+		{"last_four=4242&card_number=4242424242424242", []string{hanako}},
+		{"phone=09012345678", []string{taro}},
+		{"phone=8109012345678", []string{taro}},
+		{"phone=0312345678", []string{hanako}},
+		{"phone=81-03-1234-5678", []string{hanako}},
+		{"phone=1234", nil},
+		{"name=jiro%20suzuki&exp_month=3", []string{jiro}},
+	} {
+		m := ok(t, f.do(t, "GET", "/charges?"+c.query, a1, nil), http.StatusOK)
+		if got := listIDs(t, m); !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("GET /charges?%s = %v, want %v", c.query, got, c.want)
+		}
+	}
+	for _, c := range []struct{ query, field string }{
+		{"exp_month=x", "exp_month"}, {"exp_year=20x1", "exp_year"}, {"card_number=4242", "card_number"},
+		{"card_number=abc", "card_number"}, {"last_four=1111&card_number=4242424242424242", "card_number"},
+		{"phone=call-me", "phone"},
+	} {
+		rec := f.do(t, "GET", "/charges?"+c.query, a1, nil)
+		wantError(t, rec, http.StatusBadRequest, payment.CodeValidation, c.field)
+		if strings.Contains(rec.Body.String(), "4242424242424242") {
+			t.Errorf("GET /charges?%s echoes the card number: %s", c.query, rec.Body)
+		}
+	}
+}
+
+func TestPHPTransactionFilters(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	a1 := server(f.a1)
+	mk := func(email, pan string, md map[string]any) string {
+		id := jstr(ok(t, f.do(t, "POST", "/tokens", a1, with(cardBody(pan), "email", email)), http.StatusCreated), "id")
+		return f.charge(t, id, 1000, "JPY", "metadata", md)
+	}
+	one := mk("One@Example.com", "4000020000000000", map[string]any{"order_id": "A-1"})
+	two := mk("two@example.net", "5555555555554444", map[string]any{"order_id": 42})
+	f.process(t)
+	rf := ok(t, f.do(t, "POST", f.chargePath(one)+"/refunds", a1, `{"amount":"100","currency":"JPY","metadata":{"order_id":"A-1-R"}}`), http.StatusCreated)
+	f.process(t)
+	lines := func(query string) []string {
+		m := ok(t, f.do(t, "GET", "/transaction_history?"+query, a1, nil), http.StatusOK)
+		var out []string
+		for _, it := range m["items"].([]any) {
+			out = append(out, jstr(it.(map[string]any), "type")+":"+jstr(it.(map[string]any), "resource_id"))
+		}
+		return out
+	}
+	refund := "refund:" + jstr(rf, "id")
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"search=one@example", []string{refund, "charge:" + one}},
+		{"search=EXAMPLE.NET", []string{"charge:" + two}},
+		{"search=4444", []string{"charge:" + two}},
+		{"search=" + one, []string{refund, "charge:" + one}},
+		{"search=" + jstr(rf, "id"), []string{refund}},
+		{"search=nobody", nil},
+		{"metadata=order_id:%20A-1", []string{"charge:" + one}},
+		{"metadata=order_id:42", []string{"charge:" + two}},
+		{"metadata=order_id:A-1-R&type=refund", []string{refund}},
+		{"metadata=order_id:A-1&search=two", nil},
+	} {
+		if got := lines(c.query); !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("GET /transaction_history?%s = %v, want %v", c.query, got, c.want)
+		}
+	}
+	wantError(t, f.do(t, "GET", "/transaction_history?metadata=nokey", a1, nil), http.StatusBadRequest, payment.CodeValidation, "metadata")
+}
+
+func TestChargeCaptureAtAndDirectCurrency(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	a1 := server(f.a1)
+	now := f.clock.Now()
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	for _, c := range []struct {
+		name string
+		at   string
+		ok   bool
+	}{
+		{"InAnHour", at(time.Hour), true},
+		{"NextDay", at(24 * time.Hour), true},
+		{"InSevenDays", at(7 * 24 * time.Hour), true},
+		{"InThirtyMinutes", at(30 * time.Minute), false},
+		{"JustUnderAnHour", at(time.Hour - time.Second), false},
+		{"JustOverSevenDays", at(7*24*time.Hour + time.Second), false},
+		{"InFourteenDays", at(14 * 24 * time.Hour), false},
+		{"InThePast", at(-time.Hour), false},
+		{"OtherZone", now.Add(2 * time.Hour).In(time.FixedZone("JST", 9*3600)).Format(time.RFC3339), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := chargeBody(f.token(t, "4000020000000000"), 1000, "JPY", "capture", false, "capture_at", c.at)
+			rec := f.do(t, "POST", "/charges", a1, b)
+			if !c.ok {
+				errs := wantError(t, rec, http.StatusBadRequest, payment.CodeValidation, "capture_at")
+				if len(errs) != 1 || errs[0].Reason != "INVALID_SCHEDULED_CAPTURE_DATE" {
+					t.Errorf("errors %+v", errs)
+				}
+				return
+			}
+			ch := ok(t, rec, http.StatusCreated)
+			want, _ := time.Parse(time.RFC3339, c.at)
+			if got, err := time.Parse(time.RFC3339Nano, jstr(ch, "capture_at")); err != nil || !got.Equal(want) {
+				t.Errorf("capture_at %v, want %v", ch["capture_at"], c.at)
+			}
+		})
+	}
+
+	t.Run("OnlyDirectCurrency", func(t *testing.T) {
+		for _, v := range []any{true, false, nil} {
+			b := chargeBody(f.token(t, "4000020000000000"), 1000, "JPY")
+			if v != nil {
+				b = with(b, "only_direct_currency", v)
+			}
+			ch := f.chargeAt(t, a1, b)
+			want := v == true
+			if ch["only_direct_currency"] != want {
+				t.Errorf("only_direct_currency %v answered %v", v, ch["only_direct_currency"])
+			}
+			f.process(t)
+			if got := f.getCharge(t, jstr(ch, "id")); got["only_direct_currency"] != want {
+				t.Errorf("only_direct_currency %v stored as %v", v, got["only_direct_currency"])
+			}
+			listed := ok(t, f.do(t, "GET", "/charges?limit=1", a1, nil), http.StatusOK)
+			if it := listed["items"].([]any)[0].(map[string]any); it["only_direct_currency"] != want {
+				t.Errorf("only_direct_currency %v listed as %v", v, it["only_direct_currency"])
+			}
+		}
+		wantError(t, f.do(t, "POST", "/charges", a1, with(chargeBody(f.token(t, "4000020000000000"), 1000, "JPY"), "only_direct_currency", "yes")),
+			http.StatusBadRequest, payment.CodeValidation, "only_direct_currency")
+	})
+}
+
+func TestCVVAuthorization(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	a1 := server(f.a1)
+	recurring := func(pan string, cvv map[string]any) map[string]any {
+		b := with(cardBody(pan), "type", "recurring")
+		if cvv != nil {
+			b = withData(b, "cvv_authorize", cvv)
+		}
+		return ok(t, f.do(t, "POST", "/tokens", a1, b), http.StatusCreated)
+	}
+	getToken := func(id string) map[string]any {
+		return ok(t, f.do(t, "GET", storePath(f.storeA1, "/tokens/"+id), a1, nil), http.StatusOK)
+	}
+
+	t.Run("PendingThenCurrent", func(t *testing.T) {
+		tok := recurring("4000020000000000", map[string]any{"enabled": true})
+		id := jstr(tok, "id")
+		if jstr(tok, "data.cvv_authorize.status") != "pending" || !jhasNull(tok, "data.cvv_authorize.charge_id") ||
+			!jhasNull(tok, "data.cvv_authorize.currency") {
+			t.Errorf("new token's cvv_authorize = %v", jget(tok, "data.cvv_authorize"))
+		}
+		wantError(t, f.do(t, "POST", "/charges", a1, chargeBody(id, 1000, "JPY")), http.StatusBadRequest, payment.CodeCVVAuthorizationNotCompleted)
+		f.process(t)
+		got := getToken(id)
+		if jstr(got, "data.cvv_authorize.status") != "current" {
+			t.Fatalf("cvv_authorize after the worker = %v", jget(got, "data.cvv_authorize"))
+		}
+		if _, err := uuid.Parse(jstr(got, "data.cvv_authorize.charge_id")); err != nil {
+			t.Errorf("charge_id %v", jget(got, "data.cvv_authorize.charge_id"))
+		}
+		// The CVC is not kept once the check has used it.
+		ctx := context.Background()
+		err := f.db.View(ctx, func(tx payment.Tx) error {
+			stored, err := tx.Token(ctx, uuid.MustParse(id))
+			if err == nil && stored.Card.SealedCVC.Data != nil {
+				t.Errorf("the CVC is still stored after the check")
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := f.charge(t, id, 1000, "JPY")
+		f.process(t)
+		if st := jstr(f.getCharge(t, ch), "status"); st != "successful" {
+			t.Errorf("charge of a checked token is %s", st)
+		}
+		// The check is done once: nothing is queued for the token again.
+		if n, err := f.svc.ProcessPending(context.Background(), 10); err != nil || n != 0 {
+			t.Errorf("ProcessPending after the check: %d, %v", n, err)
+		}
+	})
+
+	t.Run("Currency", func(t *testing.T) {
+		tok := recurring("4000020000000000", map[string]any{"enabled": true, "currency": "USD"})
+		f.process(t)
+		got := getToken(jstr(tok, "id"))
+		if jstr(got, "data.cvv_authorize.currency") != "USD" || jstr(got, "data.cvv_authorize.status") != "current" {
+			t.Errorf("cvv_authorize = %v", jget(got, "data.cvv_authorize"))
+		}
+	})
+
+	t.Run("Refused", func(t *testing.T) {
+		for _, pan := range []string{"4111111111111111", "4000000000000127"} {
+			tok := recurring(pan, map[string]any{"enabled": true})
+			f.process(t)
+			id := jstr(tok, "id")
+			if got := getToken(id); jstr(got, "data.cvv_authorize.status") != "failed" {
+				t.Errorf("%s: cvv_authorize = %v", pan, jget(got, "data.cvv_authorize"))
+			}
+			wantError(t, f.do(t, "POST", "/charges", a1, chargeBody(id, 1000, "JPY")), http.StatusBadRequest, payment.CodeCVVAuthorizationNotCompleted)
+		}
+	})
+
+	t.Run("NotAsked", func(t *testing.T) {
+		for _, cvv := range []map[string]any{nil, {"enabled": false}} {
+			tok := recurring("4000020000000000", cvv)
+			if !jhasNull(tok, "data.cvv_authorize.status") || tok["data"].(map[string]any)["cvv_authorize"].(map[string]any)["enabled"] != false {
+				t.Errorf("cvv_authorize = %v", jget(tok, "data.cvv_authorize"))
+			}
+			f.charge(t, jstr(tok, "id"), 1000+len(cvv), "JPY")
+		}
+		f.process(t)
+	})
+}

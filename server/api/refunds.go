@@ -181,8 +181,9 @@ func (s *Server) listTransactions(r *http.Request, c *payment.Caller, ids pathID
 	q := newQuery(r)
 	f := payment.LedgerFilter{
 		From: q.time("from"), To: q.time("to"), Status: q.str("status"),
-		Type: q.oneOf("type", payment.LedgerCharge, payment.LedgerRefund), Mode: q.mode(),
+		Type: q.oneOf("type", payment.LedgerCharge, payment.LedgerRefund), Mode: q.mode(), Search: q.str("search"),
 	}
+	f.MetadataKey, f.MetadataValue = q.metadata()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}

@@ -101,6 +101,14 @@ type wireToken struct {
 	Data        wireCardData     `json:"data"`
 }
 
+func optionalUUIDString(id uuid.UUID) *string {
+	if id == uuid.Nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
+
 func toWireToken(t *payment.TransactionToken) wireToken {
 	w := wireToken{
 		ID: t.ID, StoreID: t.StoreID, MerchantID: t.MerchantID, Email: t.Email, PaymentType: t.PaymentType,
@@ -114,7 +122,8 @@ func toWireToken(t *payment.TransactionToken) wireToken {
 			},
 			Billing: toWireBilling(t.Card.Billing),
 			CVVAuthorize: wireCVVAuthorize{
-				Enabled: t.CVVAuthorize.Enabled, Currency: optionalString(t.CVVAuthorize.Currency),
+				Enabled: t.CVVAuthorize.Enabled, Status: optionalString(string(t.CVVAuthorize.Status)),
+				ChargeID: optionalUUIDString(t.CVVAuthorize.AuthorizationID), Currency: optionalString(t.CVVAuthorize.Currency),
 			},
 			ThreeDS: wireTokenThreeDS{
 				Enabled: t.ThreeDS.Enabled, RedirectEndpoint: optionalString(t.ThreeDS.RedirectEndpoint),
@@ -246,6 +255,13 @@ func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (in
 		Type:       payment.TokenType(q.oneOf("type", "one_time", "subscription", "recurring")),
 		CustomerID: q.str("customer_id"),
 		Email:      q.str("email"),
+		Search:     q.str("search"),
+	}
+	// PHP's SDK writes its ActiveFilter enum: active, inactive or all.
+	switch a := q.oneOf("active", "active", "inactive", "all", "true", "false"); a {
+	case "active", "true", "inactive", "false":
+		active := a == "active" || a == "true"
+		f.Active = &active
 	}
 	q.oneOf("payment_type", payment.PaymentTypeCard)
 	if err := q.err(); err != nil {

@@ -126,6 +126,41 @@ func (q *query) int64(name string) *int64 {
 	return &n
 }
 
+// intValue reads a small integer, as a number or with leading zeros ("03").
+func (q *query) intValue(name string) *int {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || len(s) > 9 {
+		q.v.Add(name, payment.ReasonInvalidFormat)
+		return nil
+	}
+	return &n
+}
+
+// phone reads a phone number filter as its digits; the separators a
+// phone number may hold (space - ( ) +) are dropped, anything else is
+// refused.
+func (q *query) phone(name string) string {
+	s := q.str(name)
+	if s == "" {
+		return ""
+	}
+	digits := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(" -()+", r) {
+			return -1
+		}
+		return r
+	}, s)
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		q.v.Add(name, payment.ReasonInvalidFormat)
+		return ""
+	}
+	return digits
+}
+
 func (q *query) id(name string) uuid.UUID {
 	s := q.str(name)
 	if s == "" {
@@ -159,6 +194,19 @@ func (q *query) time(name string) *time.Time {
 
 func (q *query) mode() payment.Mode {
 	return payment.Mode(q.oneOf("mode", string(payment.ModeTest), string(payment.ModeLive)))
+}
+
+// metadata reads the metadata filter, `key: value` (`order_id: 123`).
+func (q *query) metadata() (key, value string) {
+	m := q.str("metadata")
+	if m == "" {
+		return "", ""
+	}
+	key, value, ok := strings.Cut(m, ":")
+	if !ok || strings.TrimSpace(key) == "" {
+		q.v.Add("metadata", payment.ReasonInvalidFormat)
+	}
+	return strings.TrimSpace(key), strings.TrimSpace(value)
 }
 
 func (q *query) polling() bool {

@@ -2,6 +2,8 @@ package payment
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -45,19 +47,23 @@ const (
 
 // Charge is a payment on a transaction token (reference §3.3).
 type Charge struct {
-	ID                    uuid.UUID
-	StoreID               uuid.UUID
-	MerchantID            uuid.UUID
-	TokenID               uuid.UUID
-	TokenType             TokenType
-	SubscriptionID        uuid.UUID
-	Mode                  Mode
-	RequestedAmount       int64
-	Currency              string
-	ChargedAmount         *int64
-	Capture               bool
-	CaptureAt             *time.Time
-	CaptureState          CaptureState
+	ID              uuid.UUID
+	StoreID         uuid.UUID
+	MerchantID      uuid.UUID
+	TokenID         uuid.UUID
+	TokenType       TokenType
+	SubscriptionID  uuid.UUID
+	Mode            Mode
+	RequestedAmount int64
+	Currency        string
+	ChargedAmount   *int64
+	Capture         bool
+	CaptureAt       *time.Time
+	CaptureState    CaptureState
+	// OnlyDirectCurrency is the merchant's wish that the charge be taken
+	// in its own currency, never converted. Kessai never converts, so
+	// every charge meets it; it is kept to be shown as asked.
+	OnlyDirectCurrency    bool
 	CaptureAmount         int64
 	Descriptor            string
 	Status                ChargeStatus
@@ -87,6 +93,7 @@ type NewCharge struct {
 	Currency              string
 	Capture               *bool
 	CaptureAt             *time.Time
+	OnlyDirectCurrency    bool
 	Descriptor            string
 	Metadata              Metadata
 	ThreeDS               *ThreeDSSettings
@@ -131,6 +138,18 @@ func (p *NewCharge) check(c *Caller) error {
 	return p.Metadata.check("metadata")
 }
 
+// The window of capture_at, when an authorisation is to be captured: at
+// least an hour after the charge is made and at most seven days, about as
+// long as a card authorisation stays valid.
+const (
+	minCaptureAtAhead = time.Hour
+	maxCaptureAtAhead = 7 * 24 * time.Hour
+)
+
+func captureAtAllowed(at, now time.Time) bool {
+	return !at.Before(now.Add(minCaptureAtAhead)) && !at.After(now.Add(maxCaptureAtAhead))
+}
+
 // browserChargeWindow is how long after making a token a browser may
 // charge it: the widget and the link form charge at once.
 const browserChargeWindow = 5 * time.Minute
@@ -170,6 +189,9 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		return nil, err
 	}
 	now := s.clock.Now()
+	if p.CaptureAt != nil && !captureAtAllowed(*p.CaptureAt, now) {
+		return nil, Invalid("capture_at", "INVALID_SCHEDULED_CAPTURE_DATE")
+	}
 	ch := &Charge{
 		ID:                    NewID(),
 		StoreID:               storeID,
@@ -180,6 +202,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		Currency:              cur.Code,
 		Capture:               p.Capture == nil || *p.Capture,
 		CaptureAt:             p.CaptureAt,
+		OnlyDirectCurrency:    p.OnlyDirectCurrency,
 		Descriptor:            p.Descriptor,
 		Status:                ChargePending,
 		Metadata:              p.Metadata,
@@ -211,6 +234,8 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 			return Errorf(CodeNotOneTimeToken, "subscription tokens are charged through subscriptions")
 		case tok.Type == OneTime && tok.Used:
 			return Errorf(CodeTransactionAlreadyDone, "this one-time token has already been charged")
+		case tok.CVVAuthorize.Enabled && tok.CVVAuthorize.Status != CVVAuthCurrent:
+			return Errorf(CodeCVVAuthorizationNotCompleted, "the token's CVV authorization has not succeeded")
 		case !c.withSecret && !browserMayCharge(tok, now):
 			return Errorf(CodeInvalidPermissions, "charging a stored token requires the app token's secret")
 		}
@@ -318,10 +343,46 @@ type ChargeFilter struct {
 	AmountTo   *int64
 	TokenID    uuid.UUID
 	LastFour   string
-	Email      string
+	// Cardholder, ExpMonth, ExpYear, CardBIN and Phone are read from the
+	// charge's token as it is now (MatchesToken).
+	Cardholder string
+	ExpMonth   *int
+	ExpYear    *int
+	CardBIN    string
+	// Phone is digits: the token's phone number matches when its local
+	// number, or its country code followed by it, has these digits.
+	Phone string
+	Email string
 	// MetadataKey/Value match one metadata entry (`metadata=order_id: 123`).
 	MetadataKey   string
 	MetadataValue string
+}
+
+// MatchesToken reports whether the charge's token tok meets the filter's
+// card and phone conditions: the cardholder's name in any case (ASCII
+// letters), the expiry, the BIN, the phone's digits.
+func (f ChargeFilter) MatchesToken(tok *TransactionToken) bool {
+	switch {
+	case f.Cardholder != "" && asciiLower(f.Cardholder) != asciiLower(tok.Card.Cardholder),
+		f.ExpMonth != nil && *f.ExpMonth != tok.Card.ExpMonth,
+		f.ExpYear != nil && *f.ExpYear != tok.Card.ExpYear,
+		f.CardBIN != "" && f.CardBIN != tok.Card.BIN:
+		return false
+	}
+	if f.Phone == "" {
+		return true
+	}
+	p := tok.Card.Billing.PhoneNumber
+	if p == nil {
+		return false
+	}
+	local := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(" -()+", r) {
+			return -1
+		}
+		return r
+	}, p.LocalNumber)
+	return f.Phone == local || f.Phone == strconv.Itoa(p.CountryCode)+local
 }
 
 // Charges lists charges of one store, or of every store the caller sees.

@@ -59,6 +59,13 @@ type LedgerFilter struct {
 	Status     string
 	Type       string
 	Mode       Mode
+	// Search keeps the lines whose charge or resource id is it, or whose
+	// charge's e-mail contains it (ASCII letters in any case) or whose
+	// charge's card ends in it (four digits).
+	Search string
+	// MetadataKey/Value match one metadata entry, as Metadata.Matches.
+	MetadataKey   string
+	MetadataValue string
 }
 
 // Transactions lists the transaction history of one store or of all the
@@ -88,4 +95,10 @@ func (s *Service) Transactions(ctx context.Context, c *Caller, storeID uuid.UUID
 		return err
 	})
 	return page, err
+}
+
+// MatchesSearch reports whether a history search for q finds the line e,
+// whose charge is ch (LedgerFilter.Search).
+func (e *LedgerEntry) MatchesSearch(q string, ch *Charge) bool {
+	return q == e.ResourceID.String() || q == e.ChargeID.String() || q == ch.CardLastFour || containsFold(ch.Email, q)
 }

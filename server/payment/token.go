@@ -71,11 +71,31 @@ type ThreeDSSettings struct {
 	RedirectID       string `json:"redirect_id,omitempty"`
 }
 
-// CVVAuthorize is a token's CVV-authorisation setting.
+// CVVAuthorize is a token's CVV authorisation: with Enabled, the card and
+// its CVC are checked by an authorisation that is voided at once, before
+// the token may be charged (cvvauth.go).
 type CVVAuthorize struct {
 	Enabled  bool   `json:"enabled"`
 	Currency string `json:"currency,omitempty"`
+	// Status is CVVAuthPending until the worker has asked the acquirer,
+	// then CVVAuthCurrent or CVVAuthFailed; empty when not Enabled.
+	Status CVVAuthStatus `json:"status,omitempty"`
+	// AuthorizationID is the id of the check's authorisation at the
+	// acquirer, once it was made (the wire's charge_id).
+	AuthorizationID uuid.UUID `json:"authorization_id,omitzero"`
+	// Error is the acquirer's refusal of a failed check.
+	Error *PaymentError `json:"error,omitempty"`
 }
+
+// CVVAuthStatus is where a CVV authorisation is (reference §3.1).
+type CVVAuthStatus string
+
+// The CVV authorisation statuses Kessai uses.
+const (
+	CVVAuthPending CVVAuthStatus = "pending"
+	CVVAuthCurrent CVVAuthStatus = "current"
+	CVVAuthFailed  CVVAuthStatus = "failed"
+)
 
 // TransactionToken is a tokenised payment method (reference §3.2).
 type TransactionToken struct {
@@ -256,7 +276,7 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 			Brand:      string(card.DetectBrand(number)),
 			Billing:    p.Card.Billing,
 		},
-		CVVAuthorize: p.Card.CVVAuthorize,
+		CVVAuthorize: CVVAuthorize{Enabled: p.Card.CVVAuthorize.Enabled, Currency: p.Card.CVVAuthorize.Currency},
 		ThreeDS:      p.Card.ThreeDS,
 		FromBrowser:  !c.withSecret,
 		CreatedOn:    now,
@@ -291,10 +311,22 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if err := storeAllowsToken(st.Settings, tok); err != nil {
 			return err
 		}
-		return tx.CreateToken(ctx, tok)
+		if tok.CVVAuthorize.Enabled {
+			tok.CVVAuthorize.Status = CVVAuthPending
+		}
+		if err := tx.CreateToken(ctx, tok); err != nil {
+			return err
+		}
+		if tok.CVVAuthorize.Enabled {
+			return tx.EnqueueWork(ctx, WorkCVVAuthorize, tok.ID, now)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if tok.CVVAuthorize.Enabled {
+		s.wakeWorker()
 	}
 	return tok, nil
 }
@@ -361,9 +393,52 @@ type TokenFilter struct {
 	StoreID    uuid.UUID // uuid.Nil: every store of the merchant
 	Mode       Mode
 	Type       TokenType
-	// CustomerID matches the metadata key univapay-customer-id.
+	// CustomerID matches TransactionToken.CustomerID.
 	CustomerID string
 	Email      string
+	// Active, when set, keeps the tokens whose Active is the same.
+	Active *bool
+	// Search keeps the tokens that MatchesSearch it.
+	Search string
+}
+
+// customerIDKeys are the metadata keys that link a token to a customer
+// UUID (POST /stores/{id}/create_customer_id): univapay-customer-id, and
+// gopay-customer-id, the older name PHP's SDK still writes. The first one
+// a token holds as a string counts.
+var customerIDKeys = [...]string{"univapay-customer-id", "gopay-customer-id"}
+
+// CustomerID is the customer UUID the token's metadata links it to, or "".
+func (t *TransactionToken) CustomerID() string {
+	for _, k := range customerIDKeys {
+		if s, ok := t.Metadata[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// MatchesSearch reports whether a token list's search term q finds t: its
+// e-mail or cardholder contains q, letters compared in any case (ASCII
+// only, as the storage engines compare), or q is its card's last four
+// digits.
+func (t *TransactionToken) MatchesSearch(q string) bool {
+	return q == t.Card.LastFour || containsFold(t.Email, q) || containsFold(t.Card.Cardholder, q)
+}
+
+// containsFold reports whether s contains sub, ASCII letters in any case.
+func containsFold(s, sub string) bool {
+	return strings.Contains(asciiLower(s), asciiLower(sub))
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // Tokens lists transaction tokens of one store (storeID) or, for uuid.Nil,

@@ -18,13 +18,15 @@ import (
 type WorkKind string
 
 // The kinds of work: authorise a pending charge, capture a requested
-// capture, carry out a pending refund or cancel. Webhook deliveries and
-// scheduled charges are meant to become more kinds of the same queue.
+// capture, carry out a pending refund or cancel, check a new token's CVV
+// (cvvauth.go). Webhook deliveries and scheduled charges are meant to
+// become more kinds of the same queue.
 const (
-	WorkAuthorize WorkKind = "authorize"
-	WorkCapture   WorkKind = "capture"
-	WorkRefund    WorkKind = "refund"
-	WorkCancel    WorkKind = "cancel"
+	WorkAuthorize    WorkKind = "authorize"
+	WorkCapture      WorkKind = "capture"
+	WorkRefund       WorkKind = "refund"
+	WorkCancel       WorkKind = "cancel"
+	WorkCVVAuthorize WorkKind = "cvv_authorize"
 )
 
 // Work is one item of the work queue: an operation to carry out after the
@@ -43,7 +45,7 @@ const (
 type Work struct {
 	Kind WorkKind
 	// ID is the object the work is for: the charge (authorize, capture),
-	// the refund or the cancel.
+	// the refund, the cancel or the token (cvv_authorize).
 	ID uuid.UUID
 	// Attempts counts the failed attempts at this item. Every item keeps
 	// its own: a charge's capture does not inherit its authorisation's.
@@ -74,10 +76,11 @@ type workKind struct {
 }
 
 var workKinds = map[WorkKind]workKind{
-	WorkAuthorize: {(*Service).authorize, retryDelay},
-	WorkCapture:   {(*Service).capture, retryDelay},
-	WorkRefund:    {(*Service).refund, retryDelay},
-	WorkCancel:    {(*Service).void, retryDelay},
+	WorkAuthorize:    {(*Service).authorize, retryDelay},
+	WorkCapture:      {(*Service).capture, retryDelay},
+	WorkRefund:       {(*Service).refund, retryDelay},
+	WorkCancel:       {(*Service).void, retryDelay},
+	WorkCVVAuthorize: {(*Service).cvvAuthorize, retryDelay},
 }
 
 // retryDelay is how long an operation waits after its n-th failed

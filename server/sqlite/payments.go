@@ -110,9 +110,6 @@ const tokenColumns = `id, store_id, merchant_id, mode, payment_type, type, usage
 	customer_id, ip_address, cardholder, exp_month, exp_year, card_bin, last_four, brand, billing,
 	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, from_browser, last_used_on, created_on, updated_on`
 
-// customerIDKey is the metadata key that links a token to a customer UUID.
-const customerIDKey = "univapay-customer-id"
-
 func tokenArgs(t *payment.TransactionToken) ([]any, error) {
 	md, err := metadataJSON(t.Metadata)
 	if err != nil {
@@ -130,7 +127,7 @@ func tokenArgs(t *payment.TransactionToken) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	customer, _ := t.Metadata[customerIDKey].(string)
+	customer := t.CustomerID()
 	return []any{
 		t.ID.String(), t.StoreID.String(), t.MerchantID.String(), string(t.Mode), t.PaymentType, string(t.Type),
 		t.UsageLimit, t.Email, t.Active, t.Used, md, customer, t.IPAddress, t.Card.Cardholder, t.Card.ExpMonth,
@@ -221,6 +218,12 @@ func (t *tx) ListTokens(ctx context.Context, f payment.TokenFilter, p payment.Li
 	if f.Email != "" {
 		c.add("email = ?", f.Email)
 	}
+	if f.Active != nil {
+		c.add("active = ?", *f.Active)
+	}
+	if f.Search != "" {
+		tokenSearch(&c, f.Search)
+	}
 	return listPage(ctx, t.tx, tokenColumns, "tokens", c.where(), c.args, p, scanToken)
 }
 
@@ -232,7 +235,7 @@ func placeholders(n int) string {
 
 const chargeColumns = `id, store_id, merchant_id, token_id, token_type, subscription_id, mode, requested_amount, currency,
 	charged_amount, capture, capture_at, capture_state, capture_amount, descriptor, status, error, error_code, metadata, three_ds,
-	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, created_on, updated_on`
+	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, only_direct_currency, created_on, updated_on`
 
 func chargeArgs(ch *payment.Charge) ([]any, error) {
 	md, err := metadataJSON(ch.Metadata)
@@ -252,7 +255,7 @@ func chargeArgs(ch *payment.Charge) ([]any, error) {
 		idString(ch.SubscriptionID), string(ch.Mode), ch.RequestedAmount, ch.Currency, nullAmount(ch.ChargedAmount),
 		ch.Capture, nullMicros(ch.CaptureAt), string(ch.CaptureState), ch.CaptureAmount, ch.Descriptor,
 		string(ch.Status), perr, errorCode(ch.Error), md, threeDS, ch.RedirectEndpoint, ch.MerchantTransactionID, ch.IPAddress,
-		ch.CardLastFour, ch.Email, micros(ch.CreatedOn), micros(ch.UpdatedOn),
+		ch.CardLastFour, ch.Email, ch.OnlyDirectCurrency, micros(ch.CreatedOn), micros(ch.UpdatedOn),
 	}, nil
 }
 
@@ -265,7 +268,8 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	var created, updated int64
 	err := row.Scan(&id, &sid, &mid, &tid, &ttype, &subID, &mode, &ch.RequestedAmount, &ch.Currency, &charged,
 		&ch.Capture, &captureAt, &captureState, &ch.CaptureAmount, &ch.Descriptor, &status, &perr, &errCode, &md, &threeDS,
-		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &created, &updated)
+		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &ch.OnlyDirectCurrency,
+		&created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -356,19 +360,9 @@ func (t *tx) ListCharges(ctx context.Context, f payment.ChargeFilter, p payment.
 		c.add("email = ?", f.Email)
 	}
 	if f.MetadataKey != "" {
-		// payment.Metadata.Matches: `order_id: 123` finds the string "123"
-		// and the number 123. A number is compared by its JSON text as
-		// written (-> keeps it; json_extract would round 12345678901234567890
-		// through a float and turn 1.50 into 1.5), a boolean as true/false
-		// (json_extract gives 1/0); arrays and nulls never match.
-		key := "'$.' || json_quote(?)"
-		c.add(`CASE json_type(metadata, `+key+`)
-			WHEN 'text' THEN json_extract(metadata, `+key+`)
-			WHEN 'integer' THEN metadata -> (`+key+`)
-			WHEN 'real' THEN metadata -> (`+key+`)
-			WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END = ?`,
-			f.MetadataKey, f.MetadataKey, f.MetadataKey, f.MetadataKey, f.MetadataValue)
+		metadataMatches(&c, f.MetadataKey, f.MetadataValue)
 	}
+	chargeCard(&c, f)
 	return listPage(ctx, t.tx, chargeColumns, "charges", c.where(), c.args, p, scanCharge)
 }
 
@@ -591,6 +585,12 @@ func (t *tx) ListLedger(ctx context.Context, f payment.LedgerFilter, p payment.L
 	}
 	if f.Mode != "" {
 		c.add("mode = ?", string(f.Mode))
+	}
+	if f.Search != "" {
+		ledgerSearch(&c, f.Search)
+	}
+	if f.MetadataKey != "" {
+		metadataMatches(&c, f.MetadataKey, f.MetadataValue)
 	}
 	return listPage(ctx, t.tx, ledgerColumns, "ledger", c.where(), c.args, p, scanLedger)
 }

@@ -28,7 +28,8 @@ func newCharge(tok *payment.TransactionToken, i int) *payment.Charge {
 			Enabled: true, Mode: "force", RedirectEndpoint: "https://shop.example/3ds", RedirectID: fmt.Sprintf("3ds-%d", i),
 		},
 		RedirectEndpoint: "https://shop.example/return?order=1", MerchantTransactionID: fmt.Sprintf("txn-%d", i),
-		IPAddress: "198.51.100.23", CardLastFour: tok.Card.LastFour, Email: tok.Email, CreatedOn: at(i), UpdatedOn: at(i + 2),
+		IPAddress: "198.51.100.23", CardLastFour: tok.Card.LastFour, Email: tok.Email, OnlyDirectCurrency: true,
+		CreatedOn: at(i), UpdatedOn: at(i + 2),
 	}
 }
 
@@ -49,6 +50,7 @@ func changedCharge(ch *payment.Charge) *payment.Charge {
 	c.ThreeDS = payment.ThreeDSSettings{Enabled: false, Mode: "skip", RedirectEndpoint: "https://other.example/", RedirectID: "other"}
 	c.RedirectEndpoint, c.MerchantTransactionID, c.IPAddress = "https://other.example/back", "txn-changed", "192.0.2.99"
 	c.CardLastFour, c.Email, c.UpdatedOn = "0000", "changed@example.com", at(7201)
+	c.OnlyDirectCurrency = false
 	return &c
 }
 
@@ -147,6 +149,8 @@ func chargeMetadata(i int) payment.Metadata {
 //     payment.Metadata.Matches(key, value): a string equal to the value, a
 //     number whose text (as written, digits and trailing zeros included)
 //     is the value, true/false for booleans; arrays never match.
+//   - Cardholder, ExpMonth, ExpYear, CardBIN and Phone read the charge's
+//     token as it is now: payment.ChargeFilter.MatchesToken.
 func testListCharges(t *testing.T, s payment.Storage) {
 	w := newTenants(t, s)
 	var toks []*payment.TransactionToken
@@ -154,7 +158,18 @@ func testListCharges(t *testing.T, s payment.Storage) {
 		toks = append(toks, newToken(w.st, i))
 	}
 	tok2, foreignTok := newToken(w.st2, 3), newToken(w.otherSt, 4)
+	// The card and phone filters read the charge's token; the other
+	// store's and merchant's tokens keep newToken's card, like toks[0]'s.
+	toks[0].Card.Billing.PhoneNumber = &payment.Phone{CountryCode: 81, LocalNumber: "03-1234-5678"}
+	toks[1].Card.Cardholder, toks[1].Card.ExpMonth, toks[1].Card.ExpYear, toks[1].Card.BIN = "Hanako Sato", 3, 2032, "555555"
+	toks[1].Card.Billing.PhoneNumber = nil
+	toks[2].Card.Cardholder, toks[2].Card.ExpYear = "taro yamada", 2032
+	toks[2].Card.Billing.PhoneNumber = &payment.Phone{CountryCode: 1, LocalNumber: "(202) 555-0123"}
 	createTokens(t, s, append(toks, tok2, foreignTok)...)
+	tokenOf := map[uuid.UUID]*payment.TransactionToken{}
+	for _, tok := range append(toks, tok2, foreignTok) {
+		tokenOf[tok.ID] = tok
+	}
 	lastFours := []string{"4242", "0005", "1111", "4444"}
 	currencies := []string{"JPY", "USD", "EUR"}
 	var all, inStore []*payment.Charge
@@ -290,10 +305,39 @@ func testListCharges(t *testing.T, s payment.Storage) {
 		}), match: and(inStoreRule, func(ch *payment.Charge) bool {
 			return ch.Email == "buyer0@example.jp" && ch.Metadata.Matches("order_id", "123")
 		})},
+		{name: "CombinedCardholderExpiryLastFour", filter: with(func(f *payment.ChargeFilter) {
+			f.Cardholder, f.ExpYear, f.LastFour = "TARO YAMADA", intp(2032), "1111"
+		}), match: and(inStoreRule, func(ch *payment.Charge) bool {
+			return ch.TokenID == toks[2].ID && ch.CardLastFour == "1111"
+		})},
 		{name: "CombinedModeStatus", filter: with(func(f *payment.ChargeFilter) { f.Mode, f.Status = payment.ModeTest, payment.ChargeAwaiting }),
 			match: and(inStoreRule, func(ch *payment.Charge) bool {
 				return ch.Mode == payment.ModeTest && ch.Status == payment.ChargeAwaiting
 			})},
+	}
+	// The token's card and phone (payment.ChargeFilter.MatchesToken).
+	for _, c := range []struct {
+		name string
+		set  func(f *payment.ChargeFilter)
+		none bool
+	}{
+		{"CardholderAnyCase", func(f *payment.ChargeFilter) { f.Cardholder = "taro YAMADA" }, false},
+		{"CardholderWhole", func(f *payment.ChargeFilter) { f.Cardholder = "TARO" }, true},
+		{"ExpMonth", func(f *payment.ChargeFilter) { f.ExpMonth = intp(12) }, false},
+		{"ExpYear", func(f *payment.ChargeFilter) { f.ExpYear = intp(2032) }, false},
+		{"ExpiryOfNoCard", func(f *payment.ChargeFilter) { f.ExpMonth, f.ExpYear = intp(3), intp(2031) }, true},
+		{"CardBIN", func(f *payment.ChargeFilter) { f.CardBIN = "555555" }, false},
+		{"CardBINAndLastFour", func(f *payment.ChargeFilter) { f.CardBIN, f.LastFour = "424242", "0005" }, false},
+		{"PhoneLocal", func(f *payment.ChargeFilter) { f.Phone = "0312345678" }, false},
+		{"PhoneWithCountryCode", func(f *payment.ChargeFilter) { f.Phone = "810312345678" }, false},
+		{"PhoneOtherCountry", func(f *payment.ChargeFilter) { f.Phone = "12025550123" }, false},
+		{"PhoneCountryCodeOnly", func(f *payment.ChargeFilter) { f.Phone = "81" }, true},
+	} {
+		f := with(c.set)
+		cases = append(cases, tc{name: c.name, filter: f, none: c.none,
+			match: and(inStoreRule, func(ch *payment.Charge) bool {
+				return f.MatchesToken(tokenOf[ch.TokenID]) && (f.LastFour == "" || ch.CardLastFour == f.LastFour)
+			})})
 	}
 	for _, st := range chargeStatuses {
 		cases = append(cases, tc{name: "Status" + string(st), filter: with(func(f *payment.ChargeFilter) { f.Status = st }),
@@ -328,6 +372,21 @@ func testListCharges(t *testing.T, s payment.Storage) {
 		})
 	}
 	checkFilters(t, all, chargeID, list, cases)
+	t.Run("CardFollowsTokenUpdate", func(t *testing.T) {
+		// The card filters read the token as it is now: a new expiry
+		// moves its charges.
+		renewed := *toks[1]
+		renewed.Card.ExpMonth, renewed.Card.ExpYear = 7, 2035
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, &renewed) })
+		var want []uuid.UUID
+		for _, ch := range inStore {
+			if ch.TokenID == toks[1].ID {
+				want = append(want, ch.ID)
+			}
+		}
+		checkPage(t, pageCheck{want: reversed(want), total: intp(len(want))},
+			list(t, with(func(f *payment.ChargeFilter) { f.ExpMonth, f.ExpYear = intp(7), intp(2035) }), payment.ListParams{Limit: payment.MaxLimit}), chargeID)
+	})
 
 	t.Run("Paging", func(t *testing.T) {
 		var asc []uuid.UUID

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -106,6 +107,24 @@ func testLedger(t *testing.T, s payment.Storage) {
 func testListLedger(t *testing.T, s payment.Storage) {
 	w := newTenants(t, s)
 	chs := chargesOf(t, s, 18, w.st, w.st2, w.otherSt)
+	// The search reads the lines' charges: some get an e-mail and a card
+	// of their own.
+	chargeOf := map[uuid.UUID]*payment.Charge{}
+	update(t, s, func(ctx context.Context, tx payment.Tx) error {
+		for k := range chs {
+			for i, ch := range chs[k] {
+				chargeOf[ch.ID] = ch
+				if i%3 != 1 {
+					continue
+				}
+				ch.Email, ch.CardLastFour = fmt.Sprintf("Buyer%d@Example.COM", i%2), "0005"
+				if err := tx.UpdateCharge(ctx, ch); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	var all, inStore []*payment.LedgerEntry
 	statuses := []string{"pending", "authorized", "successful", "failed"}
 	var refunds []*payment.Refund
@@ -114,6 +133,7 @@ func testListLedger(t *testing.T, s payment.Storage) {
 			ch.Mode = []payment.Mode{payment.ModeTest, payment.ModeLive}[i%2]
 			e := chargeLine(ch, 100*i+k)
 			e.Status = statuses[i%4]
+			e.Metadata = chargeMetadata(i)
 			all = append(all, e)
 			if k == 0 {
 				inStore = append(inStore, e)
@@ -210,6 +230,34 @@ func testListLedger(t *testing.T, s payment.Storage) {
 		cases = append(cases, tc{name: "Status" + st, filter: with(func(f *payment.LedgerFilter) { f.Status = st }),
 			match: and(inStoreRule, func(e *payment.LedgerEntry) bool { return e.Status == st })})
 	}
+	// Search: a line's resource or charge id, or its charge's e-mail (a
+	// part of it, ASCII letters in any case) or last four.
+	for _, c := range []struct {
+		name, q string
+		none    bool
+	}{
+		{"SearchChargeID", chs[0][4].ID.String(), false},
+		{"SearchRefundID", refunds[2].ID.String(), false},
+		{"SearchEmail", "buyer1@example.com", false},
+		{"SearchEmailPart", "EXAMPLE.com", false},
+		{"SearchLastFour", "0005", false},
+		{"SearchOtherStoresCharge", chs[1][4].ID.String(), true},
+		{"SearchNothing", "%", true},
+	} {
+		cases = append(cases, tc{name: c.name, filter: with(func(f *payment.LedgerFilter) { f.Search = c.q }), none: c.none,
+			match: and(inStoreRule, func(e *payment.LedgerEntry) bool { return e.MatchesSearch(c.q, chargeOf[e.ChargeID]) })})
+	}
+	// Metadata, as payment.Metadata.Matches.
+	for _, kv := range [][2]string{{"order_id", "123"}, {"price", "1.50"}, {"paid", "true"}, {"big", "12345678901234567890"}} {
+		cases = append(cases, tc{name: "Metadata" + kv[0] + kv[1], filter: with(func(f *payment.LedgerFilter) {
+			f.MetadataKey, f.MetadataValue = kv[0], kv[1]
+		}), match: and(inStoreRule, func(e *payment.LedgerEntry) bool { return e.Metadata.Matches(kv[0], kv[1]) })})
+	}
+	cases = append(cases, tc{name: "CombinedSearchMetadataType", filter: with(func(f *payment.LedgerFilter) {
+		f.Search, f.MetadataKey, f.MetadataValue, f.Type = "0005", "order_id", "123", payment.LedgerCharge
+	}), match: and(inStoreRule, func(e *payment.LedgerEntry) bool {
+		return e.Type == payment.LedgerCharge && e.MatchesSearch("0005", chargeOf[e.ChargeID]) && e.Metadata.Matches("order_id", "123")
+	})})
 	checkFilters(t, all, ledgerID, list, cases)
 
 	t.Run("Paging", func(t *testing.T) {

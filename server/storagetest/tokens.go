@@ -11,9 +11,15 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// customerIDKey is the metadata key that links a token to a customer; the
-// TokenFilter's CustomerID matches its value (a string).
-const customerIDKey = "univapay-customer-id"
+// customerIDKey and gopayCustomerIDKey are the metadata keys that link a
+// token to a customer; the TokenFilter's CustomerID matches the value (a
+// string) of the first a token holds (payment.TransactionToken.CustomerID).
+const (
+	customerIDKey      = "univapay-customer-id"
+	gopayCustomerIDKey = "gopay-customer-id"
+)
+
+func boolp(b bool) *bool { return &b }
 
 // fullMetadata holds every kind of value metadata can hold, each in a form
 // that a careless engine would change: a string with quotes, backslashes
@@ -51,7 +57,10 @@ func newToken(st *payment.Store, i int) *payment.TransactionToken {
 			SealedNumber: payment.Sealed{KeyID: "card-key-2025-01", Data: []byte("\x00sealed-number\xff\x01")},
 			SealedCVC:    payment.Sealed{KeyID: "card-key-2025-02", Data: []byte("\x00sealed-cvc\xfe")},
 		},
-		CVVAuthorize: payment.CVVAuthorize{Enabled: true, Currency: "JPY"},
+		CVVAuthorize: payment.CVVAuthorize{
+			Enabled: true, Currency: "JPY", Status: payment.CVVAuthFailed, AuthorizationID: uuid.NewSHA1(uuid.Nil, []byte(fmt.Sprint(i))),
+			Error: &payment.PaymentError{Code: 305, Message: "CARD_CVV_INVALID", Detail: "incorrect_cvc"},
+		},
 		ThreeDS: payment.ThreeDSSettings{
 			Enabled: true, Mode: "require", RedirectEndpoint: "https://shop.example/3ds/return?x=1&y=2",
 			RedirectID: "redirect-" + fmt.Sprint(i),
@@ -80,7 +89,7 @@ func changedToken(tok *payment.TransactionToken) *payment.TransactionToken {
 		SealedNumber: payment.Sealed{KeyID: "card-key-2026-01", Data: []byte("resealed-number")},
 		SealedCVC:    payment.Sealed{KeyID: "card-key-2026-02", Data: []byte("resealed-cvc")},
 	}
-	c.CVVAuthorize = payment.CVVAuthorize{Enabled: false, Currency: "USD"}
+	c.CVVAuthorize = payment.CVVAuthorize{Enabled: false, Currency: "USD", Status: payment.CVVAuthCurrent, AuthorizationID: payment.NewID()}
 	c.ThreeDS = payment.ThreeDSSettings{Enabled: false, Mode: "if_available", RedirectEndpoint: "https://other.example/", RedirectID: "other"}
 	c.FromBrowser, c.Used, c.LastUsedOn, c.UpdatedOn = false, false, &lastUsed, at(901)
 	return &c
@@ -171,22 +180,34 @@ func testListTokens(t *testing.T, s payment.Storage) {
 			tok.Mode = payment.ModeTest
 		}
 		tok.Type = types[i%3]
-		tok.Email = fmt.Sprintf("shopper%d@example.jp", i%4)
-		switch i % 5 {
+		tok.Email = fmt.Sprintf("Shopper%d@Example.jp", i%4)
+		tok.Active = i%4 != 3
+		tok.Card.Cardholder = []string{"TARO YAMADA", "Hanako Sato", "taro suzuki"}[i%3]
+		tok.Card.LastFour = []string{"4242", "0005", "1111", "4444", "5%_0"}[i%5]
+		switch i % 7 {
 		case 0:
 			tok.Metadata[customerIDKey] = custA
 		case 1:
 			tok.Metadata[customerIDKey] = custB
+		case 2:
+			tok.Metadata[gopayCustomerIDKey] = custA
+		case 3:
+			// The current key wins over the older one.
+			tok.Metadata[customerIDKey], tok.Metadata[gopayCustomerIDKey] = custB, custA
+		case 4:
+			tok.Metadata[customerIDKey] = json.Number("7") // not a string: no customer
 		}
 		all, inStore = append(all, tok), append(inStore, tok)
 		if i%4 == 1 {
 			again := newToken(w.st2, i)
 			again.Mode, again.Type, again.Email, again.Metadata = tok.Mode, tok.Type, tok.Email, tok.Metadata
+			again.Active, again.Card.Cardholder, again.Card.LastFour = tok.Active, tok.Card.Cardholder, tok.Card.LastFour
 			all = append(all, again)
 		}
 		if i%6 == 0 {
 			foreign := newToken(w.otherSt, i)
 			foreign.Mode, foreign.Type, foreign.Email, foreign.Metadata = tok.Mode, tok.Type, tok.Email, tok.Metadata
+			foreign.Active, foreign.Card.Cardholder, foreign.Card.LastFour = tok.Active, tok.Card.Cardholder, tok.Card.LastFour
 			all = append(all, foreign)
 		}
 	}
@@ -207,7 +228,14 @@ func testListTokens(t *testing.T, s payment.Storage) {
 			return tok.MerchantID == merchantID && (storeID == uuid.Nil || tok.StoreID == storeID)
 		}
 	}
-	customer := func(tok *payment.TransactionToken) string { s, _ := tok.Metadata[customerIDKey].(string); return s }
+	customer := func(tok *payment.TransactionToken) string {
+		for _, k := range []string{customerIDKey, gopayCustomerIDKey} {
+			if s, isString := tok.Metadata[k].(string); isString && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
 	store := payment.TokenFilter{MerchantID: w.m.ID, StoreID: w.st.ID}
 	with := func(change func(f *payment.TokenFilter)) payment.TokenFilter {
 		f := store
@@ -241,23 +269,50 @@ func testListTokens(t *testing.T, s payment.Storage) {
 			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return customer(tok) == custA })},
 		{name: "CustomerIDUnknown", filter: with(func(f *payment.TokenFilter) { f.CustomerID = "0194b1f2-cccc-7000-8000-000000000003" }),
 			match: func(*payment.TransactionToken) bool { return false }, none: true},
-		{name: "Email", filter: with(func(f *payment.TokenFilter) { f.Email = "shopper3@example.jp" }),
-			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Email == "shopper3@example.jp" })},
+		{name: "CustomerIDB", filter: with(func(f *payment.TokenFilter) { f.CustomerID = custB }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return customer(tok) == custB })},
+		{name: "CustomerIDNotAString", filter: with(func(f *payment.TokenFilter) { f.CustomerID = "7" }),
+			match: func(*payment.TransactionToken) bool { return false }, none: true},
+		{name: "Email", filter: with(func(f *payment.TokenFilter) { f.Email = "Shopper3@Example.jp" }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Email == "Shopper3@Example.jp" })},
+		{name: "EmailExactCase", filter: with(func(f *payment.TokenFilter) { f.Email = "shopper3@example.jp" }),
+			match: func(*payment.TransactionToken) bool { return false }, none: true},
+		{name: "Active", filter: with(func(f *payment.TokenFilter) { f.Active = boolp(true) }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Active })},
+		{name: "Inactive", filter: with(func(f *payment.TokenFilter) { f.Active = boolp(false) }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return !tok.Active })},
+		{name: "InactiveMerchantWide", filter: payment.TokenFilter{MerchantID: w.m.ID, Active: boolp(false)},
+			match: and(inScope(w.m.ID, uuid.Nil), func(tok *payment.TransactionToken) bool { return !tok.Active })},
+		{name: "CombinedActiveCustomerSearch", filter: with(func(f *payment.TokenFilter) {
+			f.Active, f.CustomerID, f.Search = boolp(true), custA, "example"
+		}), match: and(inStoreRule, func(tok *payment.TransactionToken) bool {
+			return tok.Active && customer(tok) == custA && tok.MatchesSearch("example")
+		})},
 		{name: "Combined", filter: with(func(f *payment.TokenFilter) {
 			f.Mode, f.Type, f.CustomerID = payment.ModeTest, payment.OneTime, custA
 		}), match: and(inStoreRule, func(tok *payment.TransactionToken) bool {
 			return tok.Mode == payment.ModeTest && tok.Type == payment.OneTime && customer(tok) == custA
 		})},
-		{name: "CombinedMerchantWide", filter: payment.TokenFilter{MerchantID: w.m.ID, Mode: payment.ModeLive, Email: "shopper1@example.jp"},
+		{name: "CombinedMerchantWide", filter: payment.TokenFilter{MerchantID: w.m.ID, Mode: payment.ModeLive, Email: "Shopper1@Example.jp"},
 			match: and(inScope(w.m.ID, uuid.Nil), func(tok *payment.TransactionToken) bool {
-				return tok.Mode == payment.ModeLive && tok.Email == "shopper1@example.jp"
+				return tok.Mode == payment.ModeLive && tok.Email == "Shopper1@Example.jp"
 			})},
-		{name: "CombinedNothing", filter: with(func(f *payment.TokenFilter) { f.Mode, f.Email = payment.ModeTest, "shopper1@example.jp" }),
+		{name: "CombinedNothing", filter: with(func(f *payment.TokenFilter) { f.Mode, f.Email = payment.ModeTest, "Shopper1@Example.jp" }),
 			match: func(*payment.TransactionToken) bool { return false }, none: true},
 	}
 	for _, typ := range types {
 		cases = append(cases, tc{name: "Type" + string(typ), filter: with(func(f *payment.TokenFilter) { f.Type = typ }),
 			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Type == typ })})
+	}
+	// Search: a part of the e-mail or the cardholder's name, ASCII letters
+	// in any case, or exactly the last four (% and _ are only characters).
+	for _, q := range []string{"SHOPPER2", "example.JP", "hanako", "TARO", "yamada", "0005", "5%_0", "4242"} {
+		cases = append(cases, tc{name: "Search" + q, filter: with(func(f *payment.TokenFilter) { f.Search = q }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.MatchesSearch(q) })})
+	}
+	for _, q := range []string{"%", "_", "424", "shopper9", "hanako yamada"} {
+		cases = append(cases, tc{name: "SearchNothing" + q, filter: with(func(f *payment.TokenFilter) { f.Search = q }),
+			match: func(*payment.TransactionToken) bool { return false }, none: true})
 	}
 	checkFilters(t, all, tokenID, list, cases)
 
