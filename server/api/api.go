@@ -27,7 +27,7 @@ type Config struct {
 	// PollWait is the longest a ?polling=true read is held while its
 	// object is still being processed; default 3 s.
 	PollWait time.Duration
-	// RateLimits limits the API's requests (spec/limits.md); a nil
+	// RateLimits limits the API's requests (README, "Rate limits and other limits"); a nil
 	// Limiter turns that off.
 	RateLimits RateLimits
 	// Idempotency keeps the answers of POST and PATCH requests carrying an

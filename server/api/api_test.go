@@ -253,8 +253,8 @@ func (f *fixture) doOn(t testing.TB, h http.Handler, method, path, auth, body st
 	return rec
 }
 
-// forbiddenHeaders would make the Node SDK replace its JWT (reference
-// §1.5), or simply leak the credential.
+// forbiddenHeaders would make the Node SDK replace its JWT (it adopts any JWT it
+// finds in those headers), or simply leak the credential.
 var forbiddenHeaders = []string{"Authorization", "X-Refresh-Authorization", "X-Amzn-Remapped-Authorization", "Proxy-Authorization"}
 
 func (f *fixture) checkHeaders(t testing.TB, rec *httptest.ResponseRecorder, auth string) {
@@ -1486,11 +1486,11 @@ func TestShapes(t *testing.T) {
 			"subscription_configuration", "qr_scan_configuration", "convenience_configuration",
 			"paidy_configuration", "online_configuration", "bank_transfer_configuration",
 			"recurring_card_charge_cvv_confirmation", "logo_image", "theme", "supported_brands")
-		// Reference §3.9 lists these too; the widget does not need them
+		// UnivaPay's checkout info has these too; the widget does not need them
 		// yet. Reported, not failed, until the handler grows them.
 		for _, k := range []string{"installments_configuration", "checkout_configuration", "paidy_public_key"} {
 			if _, has := m[k]; !has {
-				t.Logf("known gap: checkout_info lacks %q of reference §3.9", k)
+				t.Logf("known gap: checkout_info lacks UnivaPay's %q", k)
 			}
 		}
 		if m["mode"] != "test" || m["name"] != "Kessai Demo Store" {

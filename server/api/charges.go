@@ -56,7 +56,7 @@ type wireChargeThreeDS struct {
 	RedirectID       *string `json:"redirect_id"`
 }
 
-// wireCharge is a charge (reference §3.3). PHP requires
+// wireCharge is a charge (UnivaPay's). PHP requires
 // transaction_token_type, requested_currency, requested_amount, status,
 // mode and created_on.
 type wireCharge struct {

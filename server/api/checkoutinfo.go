@@ -94,7 +94,7 @@ type wireCVVConfirmation struct {
 	Threshold []any `json:"threshold"`
 }
 
-// wireCheckoutInfo is GET /checkout_info (reference §3.9).
+// wireCheckoutInfo is GET /checkout_info (UnivaPay's wire format).
 type wireCheckoutInfo struct {
 	Mode                               payment.Mode          `json:"mode"`
 	RecurringTokenPrivilege            string                `json:"recurring_token_privilege"`

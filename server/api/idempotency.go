@@ -12,7 +12,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// Idempotency-Key (reference §1.4–1.5). The rules are payment.Idempotency's;
+// Idempotency-Key, as UnivaPay's SDKs send it. The rules are payment.Idempotency's;
 // this layer decides which requests take part, which answers are stored and
 // what the Idempotency-Status header says.
 //

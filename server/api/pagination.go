@@ -10,7 +10,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// listParams reads limit, cursor and cursor_direction (reference §6).
+// listParams reads limit, cursor and cursor_direction (UnivaPay's wire format).
 func listParams(r *http.Request) (payment.ListParams, error) {
 	q := r.URL.Query()
 	p := payment.ListParams{Limit: payment.DefaultLimit, Direction: payment.Desc}

@@ -889,7 +889,7 @@ func TestChargeCreationErrors(t *testing.T) {
 	})
 
 	t.Run("DuplicateRecurringCharge", func(t *testing.T) {
-		// spec/limits.md §6: the same recurring token, amount and currency
+		// The duplicate-charge rule: the same recurring token, amount and currency
 		// within 30 s is recorded as failed with 311, never authorised.
 		tok := f.token(t, pan, "type", "recurring")
 		first := f.charge(t, tok, 1000, "JPY")
@@ -1641,7 +1641,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// sandboxPANs are every card number of spec/sandbox.md as it spells them.
+// sandboxPANs are every card number of the README's Sandbox table.
 var sandboxPANs = []string{
 	"4000 0200 0000 0000", "4242 4242 4242 4242", "4111 1111 1111 1111", "5555 5555 5555 4444",
 	"3530 1113 3330 0000", "3782 822463 10005", "3056 9309 0259 04", "4000 0000 0000 0002",

@@ -14,7 +14,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// The rate-limit headers of spec/limits.md §2.
+// The rate-limit headers (README, "Rate limits and other limits").
 const (
 	headerRemaining          = "X-Remaining-Requests"
 	headerPerMinute          = "X-Requests-Per-Minute"
@@ -36,7 +36,7 @@ type RateLimits struct {
 }
 
 // isChargeClass reports whether a request is one of the three operations of
-// the charge class (spec §2): POST /tokens, /charges, /subscriptions.
+// the charge class: POST /tokens, /charges, /subscriptions.
 func isChargeClass(r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
@@ -48,7 +48,7 @@ func isChargeClass(r *http.Request) bool {
 	return false
 }
 
-// subject is whose budget a request spends (spec §1): a secret-bearing
+// subject is whose budget a request spends (README, "Who is counted"): a secret-bearing
 // token's store or merchant; a browser token's store and the client's IP;
 // anyone else's IP. Test and live never share.
 func (s *Server) subject(r *http.Request) string {
@@ -217,7 +217,7 @@ func (s *Server) withRateLimits(next http.Handler) http.Handler {
 	})
 }
 
-// retryAfterSeconds rounds up to whole seconds, at least 1 (spec §4).
+// retryAfterSeconds rounds up to whole seconds, at least 1.
 func retryAfterSeconds(d time.Duration) string {
 	secs := int64(math.Ceil(d.Seconds()))
 	if secs < 1 {

@@ -1,7 +1,7 @@
 package api_test
 
 // Rate limits, the duplicate-charge rule and resource limits
-// (spec/limits.md) over real HTTP: an httptest server in front of the real
+// (README, "Rate limits and other limits") over real HTTP: an httptest server in front of the real
 // router, real SQLite, and a limiter and service driven by one fake clock.
 
 import (
@@ -46,7 +46,7 @@ const (
 
 	rlTooManyRequestsBody = `{"status":"error","code":"TOO_MANY_REQUESTS","errors":[]}`
 
-	// rlCard succeeds in the sandbox (spec/sandbox.md).
+	// rlCard succeeds in the sandbox.
 	rlCard = "4000020000000000"
 )
 
@@ -294,7 +294,7 @@ func (g *rlGateway) charge(tb testing.TB, r *rlResp) int {
 	return rlHeaderInt(tb, r, rlHdrRemaining)
 }
 
-// rlWant429 checks a refusal (spec §4) and returns its Retry-After.
+// rlWant429 checks a refusal and returns its Retry-After.
 func rlWant429(tb testing.TB, r *rlResp) int {
 	tb.Helper()
 	if r.status != http.StatusTooManyRequests {
@@ -427,7 +427,7 @@ func (g *rlGateway) process(tb testing.TB) {
 }
 
 // ---------------------------------------------------------------------------
-// Test vectors V1–V11 (spec §5)
+// Test vectors V1–V11 of the rate-limit contract
 
 func TestRateLimitVectors(t *testing.T) {
 	type env struct {
@@ -680,7 +680,7 @@ func TestRateLimitV11Sustained(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// Classes, headers and keys (spec §2)
+// Classes, headers and keys
 
 func TestRateLimitClasses(t *testing.T) {
 	g := newRLGateway(t, rlOptions{})
@@ -823,7 +823,7 @@ func TestRateLimitKeys(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// Refusals and Retry-After (spec §3, §4)
+// Refusals and Retry-After
 
 func TestRateLimitRefusalsTakeNothing(t *testing.T) {
 	t.Run("standard", func(t *testing.T) {
@@ -901,7 +901,7 @@ func TestRateLimitRetryAfter(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// Subjects (spec §1)
+// Subjects
 
 func TestRateLimitSubjects(t *testing.T) {
 	const ip1, ip2 = "203.0.113.1", "203.0.113.2"
@@ -989,7 +989,7 @@ func TestRateLimitSubjects(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// The duplicate-charge rule (spec §6)
+// The duplicate-charge rule
 
 func rlWantAccepted(tb testing.TB, r *rlResp) rlCharge {
 	tb.Helper()
@@ -1197,7 +1197,7 @@ func TestDuplicateChargeConcurrent(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// Resource limits (spec §7)
+// Resource limits
 
 func TestResourceLimitAppTokensConcurrent(t *testing.T) {
 	g := newRLGateway(t, rlOptions{rules: &rlGenerousRules})

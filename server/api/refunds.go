@@ -9,7 +9,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// wireRefund is a refund (reference §3.5).
+// wireRefund is a refund (UnivaPay's wire format).
 type wireRefund struct {
 	ID              uuid.UUID         `json:"id"`
 	StoreID         uuid.UUID         `json:"store_id"`
@@ -37,7 +37,7 @@ func toWireRefund(rf *payment.Refund) wireRefund {
 	}
 }
 
-// wireCancel is a cancel (reference §3.6).
+// wireCancel is a cancel (UnivaPay's wire format).
 type wireCancel struct {
 	ID        uuid.UUID         `json:"id"`
 	ChargeID  uuid.UUID         `json:"charge_id"`

@@ -79,7 +79,7 @@ type wireCardData struct {
 	ThreeDS      wireTokenThreeDS `json:"three_ds"`
 }
 
-// wireToken is a transaction token (reference §3.2). PHP's SDK requires
+// wireToken is a transaction token (UnivaPay's). PHP's SDK requires
 // data.card and data.cvv_authorize on card tokens.
 type wireToken struct {
 	ID          uuid.UUID        `json:"id"`

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// AppToken is an application token (reference §1.2–1.3): a signed JWT that
+// AppToken is an application token (UnivaPay's wire format): a signed JWT that
 // names its merchant (and store), used alone from a browser on one of its
 // domains, or with its secret from a server. The secret is kept only as a
 // keyed hash.

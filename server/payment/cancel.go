@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Cancel voids an authorisation (reference §3.6); its charge ends
+// Cancel voids an authorisation (UnivaPay's wire format); its charge ends
 // canceled.
 type Cancel struct {
 	ID         uuid.UUID

@@ -19,7 +19,7 @@ import (
 // those flows exist.
 type ChargeStatus string
 
-// The charge statuses of reference §3.1.
+// The charge statuses of UnivaPay's API.
 const (
 	ChargePending    ChargeStatus = "pending"
 	ChargeAwaiting   ChargeStatus = "awaiting"
@@ -45,7 +45,7 @@ const (
 	CaptureDone      CaptureState = "done"
 )
 
-// Charge is a payment on a transaction token (reference §3.3).
+// Charge is a payment on a transaction token (UnivaPay's wire format).
 type Charge struct {
 	ID              uuid.UUID
 	StoreID         uuid.UUID
@@ -272,7 +272,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	return ch, nil
 }
 
-// rejectDuplicate applies the duplicate-charge rule (spec/limits.md §6):
+// rejectDuplicate applies the duplicate-charge rule (README, duplicate charges):
 // a recurring card token charged the same amount and currency within the
 // window of a charge that was accepted is recorded as failed with payment
 // error 311, and never reaches the acquirer. Running inside the creating
@@ -331,7 +331,7 @@ func (s *Service) Charge(ctx context.Context, c *Caller, storeID, id uuid.UUID, 
 	return ch, err
 }
 
-// ChargeFilter narrows a charge list (reference §2.2).
+// ChargeFilter narrows a charge list (UnivaPay's wire format).
 type ChargeFilter struct {
 	MerchantID uuid.UUID
 	StoreID    uuid.UUID

@@ -10,7 +10,7 @@ import (
 type Code string
 
 // The error codes Kessai answers with. Their spelling follows the UnivaPay
-// specification (reference §4.2) so that SDKs recognise them.
+// API so that SDKs recognise them.
 const (
 	CodeValidation          Code = "VALIDATION_ERROR"
 	CodeNotFound            Code = "NOT_FOUND"

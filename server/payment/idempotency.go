@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Idempotency keys (reference §1.4–1.5, backend anchors §2.1–2.2).
+// Idempotency keys, as UnivaPay's SDKs send them and as Stripe stores them.
 //
 // A client may send an Idempotency-Key with a request that changes
 // something. The first request with a key in an account reserves it, runs,

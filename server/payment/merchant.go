@@ -34,7 +34,7 @@ type Store struct {
 	MerchantID uuid.UUID
 	Name       string
 	// PCICompliant stores may send card data to POST /tokens from their own
-	// servers and pages (seed §1); others only through Kessai's widget and
+	// servers and pages (the product's PCI DSS rule); others only through Kessai's widget and
 	// link form.
 	PCICompliant bool
 	Settings     StoreSettings
@@ -59,7 +59,7 @@ type StoreSettings struct {
 }
 
 // RecurringPrivilege is how far a store may use recurring tokens
-// (reference §3.1 recurring_token_privilege).
+// (UnivaPay's recurring_token_privilege).
 type RecurringPrivilege string
 
 // The recurring privileges: no recurring tokens at all; only with a usage

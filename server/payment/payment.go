@@ -62,7 +62,7 @@ const (
 	Asc  Direction = "asc"
 )
 
-// Pagination limits of reference §6.
+// Pagination limits of UnivaPay's API.
 const (
 	DefaultLimit = 10
 	MaxLimit     = 100

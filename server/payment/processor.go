@@ -45,14 +45,14 @@ type AuthorizeRequest struct {
 }
 
 // PaymentError is the acquirer's reason for not completing an operation
-// (reference §3.10, §4.4): a numeric code and its name.
+// (UnivaPay's payment error): a numeric code and its name.
 type PaymentError struct {
 	Code    int
 	Message string
 	Detail  string
 }
 
-// Payment error codes Kessai produces (reference §4.4).
+// Payment error codes Kessai produces (UnivaPay's wire format).
 const (
 	ErrCardRejected        = 306
 	ErrProcessingError     = 309

@@ -14,7 +14,7 @@ type QuotaKey struct {
 	Period   string
 }
 
-// Quota is a resource limit of spec/limits.md §7. Adding a limited resource
+// Quota is a resource limit (README, "Rate limits and other limits"). Adding a limited resource
 // is one Quota value and a call to take it inside the creating transaction.
 type Quota struct {
 	// Resource is also the field named in the RESOURCE_LIMIT_REACHED error.
@@ -26,12 +26,12 @@ type Quota struct {
 	Daily bool
 }
 
-// ResourceLimits are the numbers of spec/limits.md §7; configuration may
+// ResourceLimits are the resource limits' numbers; configuration may
 // change them.
 type ResourceLimits struct {
 	AppTokens         int
 	TestChargesPerDay int
-	// DuplicateWindow is the duplicate-charge rule's window (spec §6).
+	// DuplicateWindow is the duplicate-charge rule's window.
 	DuplicateWindow time.Duration
 }
 

@@ -10,7 +10,7 @@ import (
 // OperationStatus is the status of a refund or a cancel.
 type OperationStatus string
 
-// Refund and cancel statuses (reference §3.1).
+// Refund and cancel statuses (UnivaPay's wire format).
 const (
 	OperationPending    OperationStatus = "pending"
 	OperationSuccessful OperationStatus = "successful"
@@ -22,7 +22,7 @@ const (
 // enum (chargebacks, system failures) are set by Kessai itself.
 var refundReasons = map[string]bool{"duplicate": true, "fraud": true, "customer_request": true}
 
-// Refund gives back part or all of a successful charge (reference §3.5).
+// Refund gives back part or all of a successful charge (UnivaPay's wire format).
 type Refund struct {
 	ID         uuid.UUID
 	StoreID    uuid.UUID

@@ -110,7 +110,7 @@ func (s *Service) CheckoutInfo(ctx context.Context, c *Caller) (*CheckoutInfo, e
 }
 
 // CustomerID returns the customer UUID a store uses for one of its own
-// customer ids (reference §2.1). It is derived, not stored: the same store
+// customer ids (UnivaPay's wire format). It is derived, not stored: the same store
 // and local id always give the same UUID, and different stores never share
 // one.
 func (s *Service) CustomerID(ctx context.Context, c *Caller, storeID uuid.UUID, localID string) (uuid.UUID, error) {

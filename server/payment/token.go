@@ -14,7 +14,7 @@ import (
 // TokenType is how a transaction token may be used.
 type TokenType string
 
-// The token types of reference §3.1.
+// The token types of UnivaPay's API.
 const (
 	OneTime      TokenType = "one_time"
 	Subscription TokenType = "subscription"
@@ -87,7 +87,7 @@ type CVVAuthorize struct {
 	Error *PaymentError `json:"error,omitempty"`
 }
 
-// CVVAuthStatus is where a CVV authorisation is (reference §3.1).
+// CVVAuthStatus is where a CVV authorisation is (UnivaPay's wire format).
 type CVVAuthStatus string
 
 // The CVV authorisation statuses Kessai uses.
@@ -97,7 +97,7 @@ const (
 	CVVAuthFailed  CVVAuthStatus = "failed"
 )
 
-// TransactionToken is a tokenised payment method (reference §3.2).
+// TransactionToken is a tokenised payment method (UnivaPay's wire format).
 type TransactionToken struct {
 	ID           uuid.UUID
 	StoreID      uuid.UUID
@@ -156,7 +156,7 @@ func (s *Service) fromGatewayPage(c *Caller) bool {
 }
 
 // storeCaller returns the store a store token acts for; merchant tokens
-// cannot create payments (reference §1.3).
+// cannot create payments (UnivaPay's wire format).
 func storeCaller(c *Caller) (uuid.UUID, error) {
 	if c.token.IsMerchantToken() {
 		return uuid.Nil, Errorf(CodeInvalidPermissions, "this operation needs a store app token")
@@ -302,7 +302,7 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if err != nil {
 			return err
 		}
-		// Seed §1: card data may pass through a merchant's own site or
+		// The product's PCI DSS rule: card data may pass through a merchant's own site or
 		// server only when the store complies with PCI DSS; otherwise it
 		// must come through Kessai's own widget frame or link form.
 		if !st.PCICompliant && !s.fromGatewayPage(c) {

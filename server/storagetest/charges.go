@@ -429,8 +429,8 @@ func testListCharges(t *testing.T, s payment.Storage) {
 	})
 }
 
-// testRecentCharge checks the duplicate-charge rule's query (spec/limits.md
-// §6): is there a charge on the token for this amount and currency, created
+// testRecentCharge checks the duplicate-charge rule's query (README,
+// duplicate charges): is there a charge on the token for this amount and currency, created
 // at or after since (inclusive, at the microsecond), that was accepted? A
 // charge is accepted unless it was itself rejected as a duplicate, which
 // its error code 311 (payment.ErrTooManyCharges) tells: a charge the

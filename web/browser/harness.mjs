@@ -19,7 +19,7 @@ import { startMerchant } from "./lib/merchant.mjs";
 export { screenshot };
 export * from "./lib/widget.mjs";
 
-// spec/sandbox.md, "Cards".
+// The README's Sandbox table.
 export const CARD_OK = "4000020000000000";
 export const CARD_DECLINED = "4111111111111111";
 export const EXPIRY = `12${String((new Date().getFullYear() + 3) % 100).padStart(2, "0")}`;

@@ -1,4 +1,4 @@
-// The hosted link form (GET /forms/{id}, reference §8): a first-party page
+// The hosted link form (GET /forms/{id}, UnivaPay's link form): a first-party page
 // on the gateway's origin using the same frame, which sends the shopper
 // back to the merchant's URL with the ids appended.
 
