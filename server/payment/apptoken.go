@@ -86,13 +86,21 @@ func NormalizeDomain(d string) (string, bool) {
 		}
 		d = u.Host
 	}
+	// Brackets are IPv6 literals' and the labels below refuse those anyway;
+	// without this, "[0]:1" would pass as the host "0".
+	if strings.ContainsAny(d, "[]") {
+		return "", false
+	}
 	host := d
 	if h, port, err := net.SplitHostPort(d); err == nil {
 		n, perr := strconv.Atoi(port)
 		if perr != nil || n < 1 || n > 65535 || strings.Trim(port, "0123456789") != "" {
 			return "", false
 		}
+		// "shop.example:0080" is port 80; written so, the domain compares
+		// equal to the origin a browser sends.
 		host = h
+		d = h + ":" + strconv.Itoa(n)
 	}
 	if strings.HasPrefix(host, "*.") {
 		host = host[2:]

@@ -29,6 +29,8 @@ func TestNormalizeDomain(t *testing.T) {
 		{"shop.example:abc", ""},
 		{"shop.example:-1", ""},
 		{"shop.example:80:80", ""},
+		{"shop.example:0080", "shop.example:80"},
+		{"https://shop.example:08443", "shop.example:8443"},
 
 		// Origins and URLs: the host[:port] is kept.
 		{"https://shop.example", "shop.example"},
@@ -66,6 +68,8 @@ func TestNormalizeDomain(t *testing.T) {
 		{"shop.example\x00", ""},
 		{"[::1]", ""},
 		{"[::1]:8080", ""},
+		{"[0]:1", ""},
+		{"[shop.example]:443", ""},
 		{"user@shop.example", ""},
 		{strings.Repeat("a", 63) + ".example", strings.Repeat("a", 63) + ".example"},
 		{strings.Repeat("a", 64) + ".example", ""},
