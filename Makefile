@@ -65,11 +65,13 @@ conformance: deps build
 	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
 
 ## conformance-php: drive a real gateway with the published UnivaPay PHP SDK
-## (server/conformance/php). PHP and the SDK are not installed by `make deps`:
-## see that folder's README; without them the suite says why in one line.
+## (server/conformance/php). PHP comes from Debian (scripts/ensure-deps --php);
+## the SDK is not in any registry: see that folder's README. Without it the
+## suite says why in one line.
 KESSAI_PHP_SDK_DIR ?= $(HOME)/.cache/kessai/php-sdk
 .PHONY: conformance-php
-conformance-php: deps build
+conformance-php: build
+	@scripts/ensure-deps --php
 	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
 		KESSAI_PHP_SDK_DIR="$(KESSAI_PHP_SDK_DIR)" node --test --test-reporter=spec php/php.test.mjs
 
