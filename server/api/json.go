@@ -52,6 +52,11 @@ func (s *Server) decode(r *http.Request, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 || emptyJSONArray(body) {
 		return nil
 	}
+	// A body that is not one JSON value is the body's fault, whatever its
+	// first value holds: without this, `{"amount":""}}` would blame amount.
+	if !json.Valid(body) {
+		return payment.Invalid("body", payment.ReasonInvalidFormat)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
