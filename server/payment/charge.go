@@ -461,16 +461,24 @@ func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid
 			}
 			capture = *amount
 		}
-		ch.CaptureState, ch.CaptureAmount, ch.UpdatedOn = CaptureRequested, capture, s.clock.Now()
-		if err := tx.UpdateCharge(ctx, ch); err != nil {
-			return err
-		}
-		return tx.EnqueueWork(ctx, WorkCapture, ch.ID, ch.UpdatedOn)
+		return requestCapture(ctx, tx, ch, capture, s.clock.Now())
 	})
 	if err == nil {
 		s.wakeWorker()
 	}
 	return err
+}
+
+// requestCapture marks an authorised charge as being captured for amount
+// and queues the acquirer call, in the caller's transaction. The merchant's
+// capture and the one scheduled by capture_at both go through it, so that
+// they are retried, fail and end the charge alike.
+func requestCapture(ctx context.Context, tx Tx, ch *Charge, amount int64, now time.Time) error {
+	ch.CaptureState, ch.CaptureAmount, ch.UpdatedOn = CaptureRequested, amount, now
+	if err := tx.UpdateCharge(ctx, ch); err != nil {
+		return err
+	}
+	return tx.EnqueueWork(ctx, WorkCapture, ch.ID, now)
 }
 
 func sameCurrency(a, b string) bool {
