@@ -19,14 +19,16 @@ type WorkKind string
 
 // The kinds of work: authorise a pending charge, capture a requested
 // capture, carry out a pending refund or cancel, check a new token's CVV
-// (cvvauth.go). Webhook deliveries and scheduled charges are meant to
-// become more kinds of the same queue.
+// (cvvauth.go), ask for the capture of an authorisation at its capture_at.
+// Webhook deliveries and scheduled charges are meant to become more kinds
+// of the same queue.
 const (
-	WorkAuthorize    WorkKind = "authorize"
-	WorkCapture      WorkKind = "capture"
-	WorkRefund       WorkKind = "refund"
-	WorkCancel       WorkKind = "cancel"
-	WorkCVVAuthorize WorkKind = "cvv_authorize"
+	WorkAuthorize        WorkKind = "authorize"
+	WorkCapture          WorkKind = "capture"
+	WorkRefund           WorkKind = "refund"
+	WorkCancel           WorkKind = "cancel"
+	WorkCVVAuthorize     WorkKind = "cvv_authorize"
+	WorkScheduledCapture WorkKind = "scheduled_capture"
 )
 
 // Work is one item of the work queue: an operation to carry out after the
@@ -44,7 +46,8 @@ const (
 // therefore changes nothing: the acquirer is idempotent per operation id.
 type Work struct {
 	Kind WorkKind
-	// ID is the object the work is for: the charge (authorize, capture),
+	// ID is the object the work is for: the charge (authorize, capture,
+	// scheduled_capture),
 	// the refund, the cancel or the token (cvv_authorize).
 	ID uuid.UUID
 	// Attempts counts the failed attempts at this item. Every item keeps
@@ -81,6 +84,10 @@ var workKinds = map[WorkKind]workKind{
 	WorkRefund:       {(*Service).refund, retryDelay},
 	WorkCancel:       {(*Service).void, retryDelay},
 	WorkCVVAuthorize: {(*Service).cvvAuthorize, retryDelay},
+	// Its own kind rather than a capture item due later: the merchant's
+	// capture queues a capture item at once, and one of those already
+	// queued for the charge would leave it waiting until capture_at.
+	WorkScheduledCapture: {(*Service).scheduledCapture, retryDelay},
 }
 
 // retryDelay is how long an operation waits after its n-th failed
@@ -459,6 +466,13 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 		if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
 			return err
 		}
+		if ch.Status == ChargeAuthorized && ch.CaptureAt != nil {
+			// Queued with the authorisation, so that no authorised charge
+			// with a capture_at is ever without its capture.
+			if err := tx.EnqueueWork(ctx, WorkScheduledCapture, ch.ID, *ch.CaptureAt); err != nil {
+				return err
+			}
+		}
 		// The CVC is kept only until the first authorisation.
 		return tx.EraseTokenCVC(ctx, ch.TokenID)
 	})
@@ -504,6 +518,37 @@ func (s *Service) capture(ctx context.Context, w Work) error {
 	})
 	if err == nil {
 		s.changes.notify(id)
+	}
+	return err
+}
+
+// scheduledCapture asks, at a charge's capture_at, for the capture of the
+// whole authorisation, as the merchant's capture would; the capture item it
+// queues makes the acquirer call. A charge the merchant captured, voided,
+// or asked to capture or void before then is left as it is: the merchant's
+// own decision came first.
+func (s *Service) scheduledCapture(ctx context.Context, w Work) error {
+	requested := false
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		requested = false
+		if err := tx.CompleteWork(ctx, w); err != nil {
+			return err
+		}
+		ch, err := tx.Charge(ctx, w.ID)
+		if err != nil || ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
+			return err
+		}
+		canceling, err := tx.PendingCancelFor(ctx, ch.ID)
+		if err != nil || canceling {
+			return err
+		}
+		requested = true
+		return requestCapture(ctx, tx, ch, *ch.ChargedAmount, s.clock.Now())
+	})
+	if err == nil && requested {
+		// The capture is due now; without a wake it would wait for the
+		// next tick.
+		s.wakeWorker()
 	}
 	return err
 }
