@@ -889,6 +889,26 @@ func TestChargeCaptureAtAndDirectCurrency(t *testing.T) {
 		})
 	}
 
+	t.Run("CapturedAtCaptureAt", func(t *testing.T) {
+		start := f.clock.Now()
+		captureAt := start.Add(3 * time.Hour)
+		id := jstr(f.chargeAt(t, a1, chargeBody(f.token(t, "4000020000000000"), 1000, "JPY", "capture", false,
+			"capture_at", captureAt.Format(time.RFC3339))), "id")
+		f.process(t)
+		f.clock.Set(captureAt.Add(-time.Second))
+		f.process(t)
+		if ch := f.getCharge(t, id); jstr(ch, "status") != "authorized" {
+			t.Fatalf("charge %s a second before capture_at, want authorized", jstr(ch, "status"))
+		}
+		f.clock.Set(captureAt)
+		f.process(t)
+		ch := f.getCharge(t, id)
+		if jstr(ch, "status") != "successful" || jstr(ch, "capture_status") != "captured" || ch["charged_amount"] != 1000.0 {
+			t.Errorf("charge at capture_at: status %v, capture_status %v, charged_amount %v; want successful, captured, 1000",
+				ch["status"], ch["capture_status"], ch["charged_amount"])
+		}
+	})
+
 	t.Run("OnlyDirectCurrency", func(t *testing.T) {
 		for _, v := range []any{true, false, nil} {
 			b := chargeBody(f.token(t, "4000020000000000"), 1000, "JPY")
