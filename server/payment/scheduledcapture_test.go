@@ -139,6 +139,14 @@ func TestScheduledCaptureWakesWorker(t *testing.T) {
 	in := q.instance(t, "w", payment.Config{})
 	ch, at := in.scheduledCharge(t, q, "4000020000000000")
 	in.run(t, time.Hour)
+	// A first charge, and a pause, for the worker to use up the wakes
+	// made so far: one left over would have it claim again after the
+	// scheduled item, and the capture would not need a wake of its own.
+	first := in.newCharge(t, true)
+	kessaitest.WaitFor(t, 5*time.Second, "the first charge done", func() bool {
+		return in.charge(t, first.ID).Status == payment.ChargeSuccessful
+	})
+	time.Sleep(100 * time.Millisecond)
 	q.clk.Set(at)
 	other := in.newCharge(t, true)
 	kessaitest.WaitFor(t, 5*time.Second, "the other charge done", func() bool {
@@ -163,6 +171,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 		decide  func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int
 		status  payment.ChargeStatus
 		charged int64
+		capture payment.CaptureState
 		// captures is how many capture calls the acquirer gets.
 		captures int
 	}{
@@ -172,7 +181,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 			}
 			in.pass(t, 1)
 			return 1
-		}, payment.ChargeSuccessful, 600, 1},
+		}, payment.ChargeSuccessful, 600, payment.CaptureDone, 1},
 		{"CaptureUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
 			// The acquirer is unreachable: the capture is retried after
 			// capture_at, alongside the scheduled item.
@@ -182,14 +191,14 @@ func TestEarlierDecisionWins(t *testing.T) {
 			q.acq.failNext("capture", 1)
 			in.pass(t, 1)
 			return 2
-		}, payment.ChargeSuccessful, 600, 2},
+		}, payment.ChargeSuccessful, 600, payment.CaptureDone, 2},
 		{"Voided", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
 			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, nil); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
 			return 1
-		}, payment.ChargeCanceled, 1000, 0},
+		}, payment.ChargeCanceled, 1000, payment.CaptureNone, 0},
 		{"VoidUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
 			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, nil); err != nil {
 				t.Fatal(err)
@@ -199,7 +208,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 			q.acq.failNext("void", 2)
 			in.pass(t, 1)
 			return 2
-		}, payment.ChargeCanceled, 1000, 0},
+		}, payment.ChargeCanceled, 1000, payment.CaptureNone, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,8 +226,8 @@ func TestEarlierDecisionWins(t *testing.T) {
 				}
 			}
 			got := in.charge(t, ch.ID)
-			if got.Status != tc.status || charged(got) != tc.charged {
-				t.Errorf("charge %s %d, want %s %d", got.Status, charged(got), tc.status, tc.charged)
+			if got.Status != tc.status || charged(got) != tc.charged || got.CaptureState != tc.capture {
+				t.Errorf("charge %s %d (capture %q), want %s %d (capture %q)", got.Status, charged(got), got.CaptureState, tc.status, tc.charged, tc.capture)
 			}
 			if n := q.acq.callsOf("capture", ch.ID); n != tc.captures {
 				t.Errorf("the acquirer was asked to capture %d times, want %d", n, tc.captures)
