@@ -1,0 +1,146 @@
+// Package servicetest builds the domain service the way most tests need it:
+// a SQLite database in the test's temporary directory, a JWT codec and a
+// card vault with fixed keys, the sandbox acquirer, and payment.NewService
+// over them, all closed when the test ends.
+//
+// It is test support only: no production package may import it (it imports
+// testing). It lives apart from package kessaitest because it imports the
+// domain and the storage engine, which kessaitest must not, so that their
+// own tests can use kessaitest without an import cycle; for the same reason
+// the internal tests of package payment cannot use it.
+package servicetest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/kessai/kessai/server/aesgcm"
+	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sandbox"
+	"github.com/kessai/kessai/server/sqlite"
+)
+
+// The fixed keys every Stack uses unless Configure replaces the secret key.
+// They are test keys, known to anyone who reads this file.
+var (
+	JWTKey    = []byte("servicetest-jwt-signing-key-0123456789abcd")
+	VaultKey  = []byte("servicetest-vault-key-0123456789")
+	SecretKey = []byte("servicetest-secret-hash-key-0123456789ab")
+)
+
+// Options changes what New builds; the zero value is a service on the
+// system clock, the sandbox acquirer answering at once, no public origin
+// and an empty database of its own.
+type Options struct {
+	// Clock is the service's clock; nil is payment.SystemClock{}.
+	Clock payment.Clock
+	// Processor is the acquirer; nil is sandbox.Processor{}.
+	Processor payment.Processor
+	// PublicOrigin is the gateway's public origin (Config.PublicOrigin).
+	PublicOrigin string
+	// Path is the database file; "" is a new file in tb.TempDir(). Stacks
+	// given the same path share a database, as instances of one gateway do.
+	Path string
+	// Storage, if set, wraps the database before the service gets it (to
+	// observe or delay what the service asks of it); Stack.DB stays the
+	// database itself.
+	Storage func(*sqlite.DB) payment.Storage
+	// Config is the starting configuration: New fills in SecretKey, Vault,
+	// Processor and PublicOrigin where it leaves them empty.
+	Config payment.Config
+	// Configure, if set, changes the configuration last, just before the
+	// service is made.
+	Configure func(*payment.Config)
+}
+
+// Stack is a service and what it was built from.
+type Stack struct {
+	DB      *sqlite.DB
+	Service *payment.Service
+	Codec   *jwt.Codec
+	Vault   *aesgcm.Vault
+	Clock   payment.Clock
+	// Config is the configuration the service was made with.
+	Config payment.Config
+}
+
+// New builds a Stack; the database is closed when the test ends.
+func New(tb testing.TB, opts Options) *Stack {
+	tb.Helper()
+	path := opts.Path
+	if path == "" {
+		path = filepath.Join(tb.TempDir(), sqlite.FileName)
+	}
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	codec, err := jwt.NewCodec(JWTKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	vault, err := aesgcm.New(VaultKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Stack{DB: db, Codec: codec, Vault: vault, Clock: opts.Clock}
+	if s.Clock == nil {
+		s.Clock = payment.SystemClock{}
+	}
+	cfg := opts.Config
+	if cfg.SecretKey == nil {
+		cfg.SecretKey = SecretKey
+	}
+	if cfg.Vault == nil {
+		cfg.Vault = vault
+	}
+	if cfg.Processor == nil {
+		cfg.Processor = opts.Processor
+	}
+	if cfg.Processor == nil {
+		cfg.Processor = sandbox.Processor{}
+	}
+	if cfg.PublicOrigin == "" {
+		cfg.PublicOrigin = opts.PublicOrigin
+	}
+	if opts.Configure != nil {
+		opts.Configure(&cfg)
+	}
+	var storage payment.Storage = db
+	if opts.Storage != nil {
+		storage = opts.Storage(db)
+	}
+	s.Config = cfg
+	s.Service = payment.NewService(storage, s.Clock, codec, cfg)
+	return s
+}
+
+// Demo is the demo account SeedDemo made and its store's server caller.
+type Demo struct {
+	*payment.DemoAccount
+	// Auth is the store's server credential, as an Authorization header.
+	Auth   string
+	Caller *payment.Caller
+}
+
+// SeedDemo seeds the demo account with an app token for domains and
+// authenticates its server credential.
+func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
+	tb.Helper()
+	ctx := context.Background()
+	acct, err := s.Service.SeedDemo(ctx, domains)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if acct == nil {
+		tb.Fatal("SeedDemo seeded nothing")
+	}
+	d := &Demo{DemoAccount: acct, Auth: "Bearer " + acct.Token.Secret + "." + acct.Token.JWT}
+	if d.Caller, err = s.Service.Authenticate(ctx, d.Auth, ""); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
