@@ -1,20 +1,17 @@
 package payment_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sqlite"
 )
 
 // fuzzPublicOrigin is the gateway's own origin in FuzzAuthenticate.
@@ -31,17 +28,9 @@ type authFixture struct {
 func newAuthFixture(tb testing.TB) *authFixture {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), sqlite.FileName))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(bytes.Repeat([]byte{0x4b}, 32))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	clk := kessaitest.NewClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
-	svc := payment.NewService(db, clk, codec, payment.Config{SecretKey: bytes.Repeat([]byte{0x53}, 32), PublicOrigin: fuzzPublicOrigin})
+	stack := servicetest.New(tb, servicetest.Options{Clock: clk, PublicOrigin: fuzzPublicOrigin})
+	db, svc := stack.DB, stack.Service
 	now := clk.Now()
 	m := &payment.Merchant{ID: payment.NewID(), Name: "Fuzz", Email: "fuzz@kessai.test", Verified: true, CreatedOn: now}
 	st := &payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "Fuzz store", Settings: payment.DefaultStoreSettings(), CreatedOn: now}
@@ -54,6 +43,7 @@ func newAuthFixture(tb testing.TB) *authFixture {
 		tb.Fatal(err)
 	}
 	fx := &authFixture{svc: svc}
+	var err error
 	domains := []string{"shop.example", "*.wild.example", "localhost:8081"}
 	if fx.store, err = svc.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
 		tb.Fatal(err)

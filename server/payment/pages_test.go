@@ -1,17 +1,13 @@
 package payment_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -29,32 +25,9 @@ type pagesFixture struct {
 
 func newPagesFixture(t *testing.T) *pagesFixture {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(bytes.Repeat([]byte{0x50}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vault, err := aesgcm.New(bytes.Repeat([]byte{0x56}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
-		SecretKey: bytes.Repeat([]byte{0x53}, 32), PublicOrigin: pagesOrigin, Vault: vault, Processor: sandbox.Processor{},
-	})
-	demo, err := svc.SeedDemo(ctx, []string{"shop.example"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := svc.Authenticate(ctx, "Bearer "+demo.Token.Secret+"."+demo.Token.JWT, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &pagesFixture{svc: svc, db: db, demo: demo, server: server}
+	st := servicetest.New(t, servicetest.Options{PublicOrigin: pagesOrigin})
+	demo := st.SeedDemo(t, "shop.example")
+	return &pagesFixture{svc: st.Service, db: st.DB, demo: demo.DemoAccount, server: demo.Caller}
 }
 
 func (f *pagesFixture) token(t *testing.T, c *payment.Caller) *payment.TransactionToken {

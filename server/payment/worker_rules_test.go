@@ -3,16 +3,14 @@ package payment_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -166,34 +164,18 @@ type rulesFixture struct {
 
 func newRulesFixture(t *testing.T, cfg payment.Config) *rulesFixture {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(randomKey(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vault, err := aesgcm.New(randomKey(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &rulesFixture{
-		store: &hookStorage{Storage: db},
-		clk:   kessaitest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		acq:   &scripted{fail: map[string]int{}, calls: map[string]int{}},
+		clk: kessaitest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
+		acq: &scripted{fail: map[string]int{}, calls: map[string]int{}},
 	}
-	cfg.SecretKey, cfg.Vault, cfg.Processor = randomKey(t), vault, f.acq
-	f.codec, f.cfg = codec, cfg
-	f.svc = payment.NewService(f.store, f.clk, codec, cfg)
-	if f.demo, err = f.svc.SeedDemo(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if f.caller, err = f.svc.Authenticate(ctx, "Bearer "+f.demo.Token.Secret+"."+f.demo.Token.JWT, ""); err != nil {
-		t.Fatal(err)
-	}
+	st := servicetest.New(t, servicetest.Options{Clock: f.clk, Processor: f.acq, Config: cfg,
+		Storage: func(db *sqlite.DB) payment.Storage {
+			f.store = &hookStorage{Storage: db}
+			return f.store
+		}})
+	f.svc, f.codec, f.cfg = st.Service, st.Codec, st.Config
+	demo := st.SeedDemo(t)
+	f.demo, f.caller = demo.DemoAccount, demo.Caller
 	return f
 }
 

@@ -2,19 +2,15 @@ package payment_test
 
 import (
 	"context"
-	"crypto/rand"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
-	"github.com/kessai/kessai/server/sqlite"
 )
 
 // BenchmarkWorkerDrain is the worker's own drain rate, without the API in
@@ -28,33 +24,11 @@ import (
 // measures the same worker behind the API, beside the API's acceptance rate.
 func BenchmarkWorkerDrain(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), sqlite.FileName))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(benchKey(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	vault, err := aesgcm.New(benchKey(b))
-	if err != nil {
-		b.Fatal(err)
-	}
 	limits := payment.DefaultResourceLimits()
 	limits.TestChargesPerDay = 1 << 30
-	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
-		SecretKey: benchKey(b), Vault: vault, Limits: limits,
-		Processor: sandbox.Processor{Latency: 300 * time.Millisecond},
-	})
-	demo, err := svc.SeedDemo(ctx, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	caller, err := svc.Authenticate(ctx, "Bearer "+demo.Token.Secret+"."+demo.Token.JWT, "")
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := servicetest.New(b, servicetest.Options{Processor: sandbox.Processor{Latency: 300 * time.Millisecond},
+		Config: payment.Config{Limits: limits}})
+	svc, caller := st.Service, st.SeedDemo(b).Caller
 	for range b.N {
 		tok, err := svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "d@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
@@ -92,12 +66,4 @@ func BenchmarkWorkerDrain(b *testing.B) {
 	stop()
 	<-done
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
-}
-
-func benchKey(b *testing.B) []byte {
-	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		b.Fatal(err)
-	}
-	return k
 }

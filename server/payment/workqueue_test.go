@@ -12,9 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -152,36 +151,22 @@ func (a *acquirer) callsOf(op string, id uuid.UUID) int {
 	return a.calls[op][id]
 }
 
-// queue is a SQLite file, the keys and clock its services share, and the
-// acquirer they all call.
+// queue is a SQLite file, the clock its services share, and the acquirer
+// they all call; the services share the fixture's keys.
 type queue struct {
-	path   string
-	clk    *kessaitest.Clock
-	acq    *acquirer
-	codec  payment.TokenCodec
-	vault  payment.CardVault
-	secret []byte
+	path string
+	clk  *kessaitest.Clock
+	acq  *acquirer
 	// auth is the demo store's server credential.
 	auth string
 }
 
 func newQueue(t *testing.T) *queue {
 	t.Helper()
-	codec, err := jwt.NewCodec(randomKey(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vault, err := aesgcm.New(randomKey(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &queue{
-		path:   filepath.Join(t.TempDir(), sqlite.FileName),
-		clk:    kessaitest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
-		acq:    newAcquirer(),
-		codec:  codec,
-		vault:  vault,
-		secret: randomKey(t),
+		path: filepath.Join(t.TempDir(), sqlite.FileName),
+		clk:  kessaitest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)),
+		acq:  newAcquirer(),
 	}
 }
 
@@ -195,22 +180,16 @@ type instance struct {
 
 func (q *queue) instance(t *testing.T, name string, cfg payment.Config) *instance {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, q.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	cfg.SecretKey, cfg.Vault, cfg.Processor = q.secret, q.vault, worker{q.acq, name}
-	in := &instance{db: db, svc: payment.NewService(db, q.clk, q.codec, cfg)}
+	cfg.Processor = worker{q.acq, name}
+	st := servicetest.New(t, servicetest.Options{Path: q.path, Clock: q.clk, Config: cfg})
+	in := &instance{db: st.DB, svc: st.Service}
 	if q.auth == "" {
-		demo, err := in.svc.SeedDemo(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q.auth = "Bearer " + demo.Token.Secret + "." + demo.Token.JWT
+		demo := st.SeedDemo(t)
+		q.auth, in.caller = demo.Auth, demo.Caller
+		return in
 	}
-	if in.caller, err = in.svc.Authenticate(ctx, q.auth, ""); err != nil {
+	var err error
+	if in.caller, err = in.svc.Authenticate(context.Background(), q.auth, ""); err != nil {
 		t.Fatal(err)
 	}
 	return in
