@@ -5,18 +5,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sandbox"
-	"github.com/kessai/kessai/server/sqlite"
 )
 
 // gatewayFixture is a real gateway for the shop to talk to: the payment
@@ -37,26 +33,12 @@ type gatewayFixture struct {
 func newGatewayFixture(t *testing.T) *gatewayFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec([]byte("demo-test-jwt-signing-key-0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vault, err := aesgcm.New([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &gatewayFixture{}
 	f.srv = httptest.NewUnstartedServer(nil)
 	publicURL := "http://" + f.srv.Listener.Addr().String()
-	f.svc = payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
-		SecretKey: []byte("demo-test-secret-hash-key-0123456789abcdef"), PublicOrigin: publicURL,
-		Vault: vault, Processor: sandbox.Processor{},
-	})
+	stack := servicetest.New(t, servicetest.Options{PublicOrigin: publicURL})
+	db := stack.DB
+	f.svc = stack.Service
 	now := time.Now()
 	for i, st := range []*payment.Store{&f.storeA, &f.storeB} {
 		m := &payment.Merchant{ID: payment.NewID(), Name: "Merchant", Email: "m" + string(rune('a'+i)) + "@kessai.test", Verified: true, CreatedOn: now}
@@ -71,6 +53,7 @@ func newGatewayFixture(t *testing.T) *gatewayFixture {
 			t.Fatal(err)
 		}
 	}
+	var err error
 	if f.tokA, err = f.svc.IssueStoreAppToken(ctx, f.storeA.ID, payment.NewAppToken{Domains: []string{"127.0.0.1"}}); err != nil {
 		t.Fatal(err)
 	}

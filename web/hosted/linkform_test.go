@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,11 +14,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -39,32 +36,16 @@ type formsFixture struct {
 
 var (
 	testSessionKey = []byte("link-form-test-session-key-0123456789abcdef")
-	testJWTKey     = []byte("link-form-test-jwt-signing-key-0123456789")
 )
 
 func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(testJWTKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vault, err := aesgcm.New([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Far from the wall clock, so that a rule reading the wall clock
 	// instead of the service's would show.
 	clock := kessaitest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
-	svc := payment.NewService(db, clock, codec, payment.Config{
-		SecretKey: []byte("link-form-test-secret-hash-key-0123456789"), PublicOrigin: publicOrigin,
-		Vault: vault, Processor: sandbox.Processor{},
-	})
+	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: publicOrigin})
+	db, svc := st.DB, st.Service
 	f := &formsFixture{svc: svc, db: db, clock: clock}
 	now := time.Now()
 	mA := &payment.Merchant{ID: payment.NewID(), Name: "Merchant A", Email: "a@kessai.test", Verified: true, CreatedOn: now}
@@ -73,7 +54,7 @@ func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 		Settings: payment.DefaultStoreSettings(), CreatedOn: now}
 	sB := &payment.Store{ID: payment.NewID(), MerchantID: mB.ID, Name: "Store B", PCICompliant: true,
 		Settings: payment.DefaultStoreSettings(), CreatedOn: now}
-	err = db.Update(ctx, func(tx payment.Tx) error {
+	err := db.Update(ctx, func(tx payment.Tx) error {
 		for _, step := range []func() error{
 			func() error { return tx.CreateMerchant(ctx, mA) },
 			func() error { return tx.CreateMerchant(ctx, mB) },

@@ -11,16 +11,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sandbox"
-	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/web/asset"
 	"github.com/kessai/kessai/web/message"
 )
@@ -37,28 +33,8 @@ const widgetGateway = "https://pay.kessai.test"
 
 func newWidgetFixture(t *testing.T) *widgetFixture {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec([]byte("widget-test-jwt-signing-key-0123456789abcd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vault, err := aesgcm.New([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
-		SecretKey: []byte("widget-test-secret-hash-key-0123456789ab"), PublicOrigin: widgetGateway,
-		Vault: vault, Processor: sandbox.Processor{},
-	})
-	demo, err := svc.SeedDemo(ctx, []string{"shop.example", "*.cdn.example", "127.0.0.1:8081"})
-	if err != nil || demo == nil {
-		t.Fatalf("SeedDemo: %v %v", demo, err)
-	}
+	st := servicetest.New(t, servicetest.Options{PublicOrigin: widgetGateway})
+	svc, demo := st.Service, st.SeedDemo(t, "shop.example", "*.cdn.example", "127.0.0.1:8081").DemoAccount
 	h, err := New(Config{
 		Service: svc, PublicURL: widgetGateway, Logger: slog.New(slog.DiscardHandler),
 		SessionKey: []byte("widget-test-session-key-0123456789abcdef"),
