@@ -9,16 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sqlite"
 )
 
 // idemFixture is a gateway on a fresh database with the demo account.
@@ -38,22 +36,11 @@ type fixtureOptions struct {
 
 func newIdemFixture(t *testing.T, opts fixtureOptions) *idemFixture {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), sqlite.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(bytes.Repeat([]byte("k"), 32))
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := kessaitest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	svc := payment.NewService(db, clock, codec, payment.Config{SecretKey: []byte("secret-key")})
-	demo, err := svc.SeedDemo(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &idemFixture{svc: svc, clock: clock, demo: demo, auth: "Bearer " + demo.Token.Secret + "." + demo.Token.JWT}
+	st := servicetest.New(t, servicetest.Options{Clock: clock})
+	db, svc := st.DB, st.Service
+	demo := st.SeedDemo(t)
+	f := &idemFixture{svc: svc, clock: clock, demo: demo.DemoAccount, auth: demo.Auth}
 	if !opts.disabled {
 		f.idem = payment.NewIdempotency(db, clock, payment.IdempotencyConfig{
 			LockTimeout: time.Minute, FingerprintKey: []byte("fp-key"),

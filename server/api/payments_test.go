@@ -21,10 +21,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
-	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -80,24 +79,12 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	tb.Helper()
 	ctx := context.Background()
 	f := &payFixture{dir: tb.TempDir(), clock: kessaitest.NewClock(payEpoch), record: opts.record}
-	db, err := sqlite.Open(ctx, filepath.Join(f.dir, sqlite.FileName))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	f.db = db
-	codec, err := jwt.NewCodec(jwtKey)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	vault, err := aesgcm.New(bytes.Repeat([]byte{0x5a}, 32))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f.svc = payment.NewService(db, f.clock, codec, payment.Config{
-		SecretKey: secretKey, PublicOrigin: publicOrigin, Vault: vault,
-		Processor: sandbox.Processor{Latency: opts.latency},
+	st := servicetest.New(tb, servicetest.Options{
+		Path: filepath.Join(f.dir, sqlite.FileName), Clock: f.clock, PublicOrigin: publicOrigin,
+		Processor: sandbox.Processor{Latency: opts.latency}, Config: payment.Config{SecretKey: secretKey},
 	})
+	db := st.DB
+	f.db, f.svc = db, st.Service
 	var idem *payment.Idempotency
 	if opts.idempotency {
 		idem = payment.NewIdempotency(db, f.clock, payment.IdempotencyConfig{FingerprintKey: []byte("payments-test-fp")})
@@ -119,7 +106,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 			Settings: payment.DefaultStoreSettings(), CreatedOn: now}
 	}
 	a1, a2, np, b1 := store(mA.ID, "A1", true), store(mA.ID, "A2", true), store(mA.ID, "NP", false), store(mB.ID, "B1", true)
-	err = db.Update(ctx, func(tx payment.Tx) error {
+	err := db.Update(ctx, func(tx payment.Tx) error {
 		for _, m := range []*payment.Merchant{mA, mB} {
 			if err := tx.CreateMerchant(ctx, m); err != nil {
 				return err

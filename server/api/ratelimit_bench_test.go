@@ -10,22 +10,17 @@ package api
 // Admission alone is benchmarked in server/limit.
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/kessai/kessai/server/aesgcm"
-	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sandbox"
-	"github.com/kessai/kessai/server/sqlite"
 )
 
 // benchGateway is one database with the demo account and one charge, and
@@ -49,31 +44,9 @@ func newBenchGateway(b *testing.B) *benchGateway {
 
 func buildBenchGateway(b *testing.B) (*benchGateway, error) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), sqlite.FileName))
-	if err != nil {
-		return nil, err
-	}
-	b.Cleanup(func() { db.Close() })
-	codec, err := jwt.NewCodec(bytes.Repeat([]byte("b"), 32))
-	if err != nil {
-		return nil, err
-	}
-	vault, err := aesgcm.New(bytes.Repeat([]byte{9}, 32))
-	if err != nil {
-		return nil, err
-	}
-	svc := payment.NewService(db, payment.SystemClock{}, codec, payment.Config{
-		SecretKey: []byte("bench-secret-key"), Vault: vault, Processor: sandbox.Processor{},
-	})
-	demo, err := svc.SeedDemo(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	auth := "Bearer " + demo.Token.Secret + "." + demo.Token.JWT
-	caller, err := svc.Authenticate(ctx, auth, "")
-	if err != nil {
-		return nil, err
-	}
+	st := servicetest.New(b, servicetest.Options{})
+	svc, demo := st.Service, st.SeedDemo(b)
+	auth, caller := demo.Auth, demo.Caller
 	tok, err := svc.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "buyer@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: time.Now().Year() + 3, CVV: "123"},
