@@ -112,10 +112,22 @@ var benchTokenBody = []byte(fmt.Sprintf(`{"payment_type":"card","type":"one_time
 // (the worker keeps up or lags behind that).
 func BenchmarkCreateCharge(b *testing.B) {
 	g := newBenchGateway(b, 0)
-	// Warm up, untimed: connections, caches, the worker, and the WAL file,
-	// which grows on a fresh database until its first checkpoint (appends
-	// that change the file size make each fsync dearer than the steady
-	// state of a gateway that has been running a while).
+	b.ReportAllocs()
+	_, accepted, elapsed := runCharges(b, g)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
+	b.ReportMetric(float64(b.N)/accepted.Seconds(), "accepted/s")
+}
+
+// runCharges is the timed part of the charge benchmarks. It warms g up,
+// untimed: connections, caches, the worker, and the WAL file, which grows
+// on a fresh database until its first checkpoint (appends that change the
+// file size make each fsync dearer than the steady state of a gateway that
+// has been running a while). Then it sends b.N charges from 4×GOMAXPROCS
+// clients and waits until the worker has finished every one. It returns
+// when the run started, how long the API took to accept every charge and
+// how long until the last was finished, with the timer stopped.
+func runCharges(b *testing.B, g *benchGateway) (start time.Time, accepted, elapsed time.Duration) {
+	b.Helper()
 	for range benchWarmUpCharges {
 		if err := benchCharge(g); err != nil {
 			b.Fatal(err)
@@ -125,9 +137,8 @@ func BenchmarkCreateCharge(b *testing.B) {
 
 	var failed atomic.Value
 	b.SetParallelism(4)
-	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start = time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := benchCharge(g); err != nil {
@@ -136,15 +147,14 @@ func BenchmarkCreateCharge(b *testing.B) {
 			}
 		}
 	})
-	accepted := time.Since(start)
+	accepted = time.Since(start)
 	waitDrained(b, g)
-	elapsed := time.Since(start)
+	elapsed = time.Since(start)
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
-	b.ReportMetric(float64(b.N)/accepted.Seconds(), "accepted/s")
+	return start, accepted, elapsed
 }
 
 // Untimed warm-up sizes: enough for the WAL (auto-checkpoint at 1000

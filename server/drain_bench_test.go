@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -36,32 +35,7 @@ const drainLatency = 300 * time.Millisecond
 // (created_on to updated_on), at the median and the 90th percentile.
 func BenchmarkDrainCharges(b *testing.B) {
 	g := newBenchGateway(b, drainLatency)
-	for range benchWarmUpCharges {
-		if err := benchCharge(g); err != nil {
-			b.Fatal(err)
-		}
-	}
-	waitDrained(b, g)
-
-	var failed atomic.Value
-	b.SetParallelism(4)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if err := benchCharge(g); err != nil {
-				failed.CompareAndSwap(nil, err)
-				return
-			}
-		}
-	})
-	accepted := time.Since(start)
-	waitDrained(b, g)
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
+	start, accepted, elapsed := runCharges(b, g)
 	waits, err := g.waits(start)
 	if err != nil {
 		b.Fatal(err)
