@@ -56,7 +56,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		pragmas.Add("_pragma", p)
 	}
-	base := "file:" + abs + "?" + pragmas.Encode()
+	// The path goes into a URI, where "#", "?" and "%" mean something: a
+	// data directory named "shop #1" must not open "shop ".
+	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: pragmas.Encode()}).String()
 	write, err := sql.Open("sqlite", base+"&_txlock=immediate")
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,5 +175,38 @@ func TestReadsDuringWrite(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Update: %v", err)
+	}
+}
+
+// TestOpenPathWithURICharacters opens a database whose directory name holds
+// the characters a SQLite URI gives meaning to: the file must land exactly
+// there, not at a path cut short at "#" or "?".
+func TestOpenPathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "shop #1 ?mode=ro %41")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, sqlite.FileName)
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at %q: %v", path, err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("files beside the data directory: %q", names)
 	}
 }
