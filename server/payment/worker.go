@@ -47,8 +47,8 @@ const (
 type Work struct {
 	Kind WorkKind
 	// ID is the object the work is for: the charge (authorize, capture,
-	// scheduled_capture),
-	// the refund, the cancel or the token (cvv_authorize).
+	// scheduled_capture), the refund, the cancel or the token
+	// (cvv_authorize).
 	ID uuid.UUID
 	// Attempts counts the failed attempts at this item. Every item keeps
 	// its own: a charge's capture does not inherit its authorisation's.
