@@ -52,13 +52,14 @@ func (s *Server) decode(r *http.Request, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 || emptyJSONArray(body) {
 		return nil
 	}
-	// A body that is not one JSON value is the body's fault, whatever its
-	// first value holds: without this, `{"amount":""}}` would blame amount.
-	if !json.Valid(body) {
-		return payment.Invalid("body", payment.ReasonInvalidFormat)
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
+		// A body that is not one JSON value is the body's fault, whatever
+		// its first value holds: without this, `{"amount":""}}` would
+		// blame amount. Checked only here, so a good body is parsed once.
+		if !json.Valid(body) {
+			return payment.Invalid("body", payment.ReasonInvalidFormat)
+		}
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			return payment.Invalid(typeErr.Field, payment.ReasonInvalidFormat)
