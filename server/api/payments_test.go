@@ -1610,24 +1610,6 @@ func TestPaymentTenancy(t *testing.T) {
 // ---------------------------------------------------------------------------
 // 7. Card data never leaks
 
-// syncBuffer is a log sink shared by concurrent requests.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // sandboxPANs are every card number of the README's Sandbox table.
 var sandboxPANs = []string{
 	"4000 0200 0000 0000", "4242 4242 4242 4242", "4111 1111 1111 1111", "5555 5555 5555 4444",
@@ -1650,7 +1632,7 @@ func panForms(pan string) []string {
 }
 
 func TestCardDataNeverLeaks(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &kessaitest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f := newPayFixture(t, payOptions{logger: logger, idempotency: true, record: true, pollWait: 50 * time.Millisecond})
 	a1 := server(f.a1)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -17,7 +18,7 @@ import (
 // ERROR and nothing as an internal error; the request line says 499, the
 // status nginx gives a request its client closed.
 func TestLongPollClientGoneIsNotAnError(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &kessaitest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f := newPayFixture(t, payOptions{logger: logger, pollWait: 30 * time.Second})
 	// The worker does not run: whatever is pending stays pending, and a

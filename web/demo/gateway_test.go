@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/api"
-	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 )
@@ -88,27 +87,5 @@ func (f *gatewayFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumb
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{
-		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
-		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: cardNumber, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := f.svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: currency, Metadata: meta})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got *payment.Charge
-	kessaitest.WaitFor(t, 5*time.Second, "the charge to leave pending", func() bool {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
-			t.Fatal(err)
-		}
-		got, err = f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.Status.Final() || got.Status == payment.ChargeAuthorized
-	})
-	return got
+	return servicetest.Pay(t, f.svc, c, cardNumber, amount, currency, meta)
 }

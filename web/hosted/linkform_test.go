@@ -96,31 +96,7 @@ func (f *formsFixture) server(t testing.TB, tok *payment.IssuedAppToken) *paymen
 // the sandbox acquirer answer.
 func (f *formsFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
 	t.Helper()
-	ctx := context.Background()
-	c := f.server(t, tok)
-	tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{
-		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
-		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: cardNumber, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := f.svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: currency, Metadata: meta})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got *payment.Charge
-	kessaitest.WaitFor(t, 5*time.Second, "the charge to leave pending", func() bool {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
-			t.Fatal(err)
-		}
-		got, err = f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got.Status.Final() || got.Status == payment.ChargeAuthorized
-	})
-	return got
+	return servicetest.Pay(t, f.svc, f.server(t, tok), cardNumber, amount, currency, meta)
 }
 
 // gateway is the gateway's pages handler over the fixture.

@@ -14,9 +14,11 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/jwt"
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -143,4 +145,34 @@ func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 		tb.Fatal(err)
 	}
 	return d
+}
+
+// Pay makes a one-time card token and a charge on it as c, runs the worker
+// until the charge is authorised or final, and returns it as stored.
+func Pay(tb testing.TB, svc *payment.Service, c *payment.Caller, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
+	tb.Helper()
+	ctx := context.Background()
+	tt, err := svc.CreateToken(ctx, c, payment.NewToken{
+		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
+		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: cardNumber, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: currency, Metadata: meta})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var got *payment.Charge
+	kessaitest.WaitFor(tb, 5*time.Second, "the charge to leave pending", func() bool {
+		if _, err := svc.ProcessPending(ctx, 50); err != nil {
+			tb.Fatal(err)
+		}
+		got, err = svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return got.Status.Final() || got.Status == payment.ChargeAuthorized
+	})
+	return got
 }
