@@ -24,7 +24,9 @@ type Cancel struct {
 
 // CreateCancel asks for an authorised charge to be voided. Only an
 // authorisation that is neither captured nor being captured, and has no
-// cancel under way, can be.
+// cancel under way, can be. A charge still awaiting its shopper (in a
+// wallet, or at a 3-D Secure challenge) is withdrawn at once: nothing was
+// authorised, so the acquirer has nothing to void.
 func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, metadata Metadata) (*Cancel, error) {
 	if err := c.requireSecret(); err != nil {
 		return nil, err
@@ -38,6 +40,17 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		if err != nil {
 			return err
 		}
+		now := s.clock.Now()
+		if ch.Status == ChargeAwaiting && ch.ThreeDS.Status != ThreeDSSuccessful {
+			cn = &Cancel{
+				ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
+				Status: OperationSuccessful, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
+			}
+			if err := tx.CreateCancel(ctx, cn); err != nil {
+				return err
+			}
+			return withdrawAwaiting(ctx, tx, ch, now)
+		}
 		if ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
 			return Errorf(CodeCancelNotAllowed, "only an uncaptured authorisation can be canceled")
 		}
@@ -48,7 +61,6 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		if open {
 			return Errorf(CodeCancelNotAllowed, "a cancel of this charge is already under way")
 		}
-		now := s.clock.Now()
 		cn = &Cancel{
 			ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
 			Status: OperationPending, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
@@ -62,6 +74,7 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		return nil, err
 	}
 	s.wakeWorker()
+	s.changes.notify(chargeID)
 	return cn, nil
 }
 

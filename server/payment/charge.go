@@ -73,6 +73,9 @@ type Charge struct {
 	RedirectEndpoint      string
 	MerchantTransactionID string
 	IPAddress             string
+	// PaymentType is the token's (card when empty: charges from before
+	// wallets).
+	PaymentType string
 	// CardLastFour and Email are copied from the token so that lists can
 	// filter on them.
 	CardLastFour string
@@ -97,6 +100,9 @@ type NewCharge struct {
 	Descriptor            string
 	Metadata              Metadata
 	ThreeDS               *ThreeDSSettings
+	// ExternalThreeDS is the merchant's own 3-D Secure result (three_ds
+	// mode provided).
+	ExternalThreeDS       *ExternalThreeDSInput
 	RedirectEndpoint      string
 	MerchantTransactionID string
 	IPAddress             string
@@ -124,6 +130,16 @@ func (p *NewCharge) check(c *Caller) error {
 		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
 		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
 	}
+	if e := p.ExternalThreeDS; e != nil && !e.empty() {
+		// The merchant authenticated the shopper itself: the mode is
+		// provided, whatever else it said.
+		if p.ThreeDS != nil && p.ThreeDS.Mode != "" && p.ThreeDS.Mode != "provided" {
+			v.Add("three_ds.mode", "FORBIDDEN_PARAMETER")
+		}
+		e.check(&v)
+	} else if p.ThreeDS != nil && p.ThreeDS.Mode == "provided" {
+		v.Add("three_ds.authentication_value", ReasonRequired)
+	}
 	checkText(&v, "merchant_transaction_id", p.MerchantTransactionID, maxMerchantTxnLen)
 	if len(p.Descriptor) > 4*maxDescriptorLen || utf8.RuneCountInString(p.Descriptor) > maxDescriptorLen {
 		v.Add("descriptor", "INVALID_CARD_DESCRIPTOR")
@@ -149,6 +165,10 @@ const (
 func captureAtAllowed(at, now time.Time) bool {
 	return !at.Before(now.Add(minCaptureAtAhead)) && !at.After(now.Add(maxCaptureAtAhead))
 }
+
+// authValueAssociated binds a sealed 3-D Secure authentication value to
+// its charge.
+func authValueAssociated(id uuid.UUID) []byte { return append([]byte("cavv:"), id[:]...) }
 
 // browserChargeWindow is how long after making a token a browser may
 // charge it: the widget and the link form charge at once.
@@ -215,6 +235,17 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	if p.ThreeDS != nil {
 		ch.ThreeDS = *p.ThreeDS
 	}
+	if e := p.ExternalThreeDS; e != nil && !e.empty() {
+		ch.ThreeDS.Mode = "provided"
+		ext := &ExternalThreeDS{
+			ECI: e.ECI, DSTransactionID: e.DSTransactionID, ServerTransactionID: e.ServerTransactionID,
+			MessageVersion: e.MessageVersion, TransactionStatus: e.TransactionStatus,
+		}
+		if ext.AuthenticationValue, err = s.vault.Seal([]byte(e.AuthenticationValue), authValueAssociated(ch.ID)); err != nil {
+			return nil, err
+		}
+		ch.ThreeDS.External = ext
+	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
 		tok, err := tx.Token(ctx, p.TokenID)
 		if err != nil {
@@ -247,7 +278,12 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 				return err
 			}
 		}
-		ch.TokenType, ch.CardLastFour, ch.Email = tok.Type, tok.Card.LastFour, tok.Email
+		if isWallet(tok.PaymentType) {
+			if err := checkWalletCharge(&p); err != nil {
+				return err
+			}
+		}
+		ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email
 		if err := s.rejectDuplicate(ctx, tx, tok, ch, now); err != nil {
 			return err
 		}

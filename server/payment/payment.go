@@ -149,6 +149,14 @@ type Tx interface {
 	PutLedgerEntry(ctx context.Context, e *LedgerEntry) error
 	ListLedger(ctx context.Context, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error)
 
+	// Approvals (approval.go): CreateApproval records a new one;
+	// Approval finds one by its key and ApprovalFor the latest of a
+	// resource (both NOT_FOUND when there is none).
+	CreateApproval(ctx context.Context, a *Approval) error
+	Approval(ctx context.Context, key string) (*Approval, error)
+	ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*Approval, error)
+	UpdateApproval(ctx context.Context, a *Approval) error
+
 	// The work queue (see Work). EnqueueWork adds an item due at due,
 	// unclaimed, with no attempts; an item of that kind and id already
 	// queued is left as it is. It is called in the transaction of the state

@@ -42,6 +42,9 @@ type AuthorizeRequest struct {
 	Amount   int64
 	Currency string
 	Capture  bool
+	// ThreeDS is the 3-D Secure outcome the authorisation carries: "Y"
+	// (authenticated), "A" (attempted; an external MPI's), or "" (none).
+	ThreeDS string
 }
 
 // PaymentError is the acquirer's reason for not completing an operation
@@ -59,6 +62,12 @@ const (
 	ErrTooManyCharges      = 311
 	ErrChargeExpired       = 313
 	ErrRefundFailed        = 329
+	ErrConfirmationExpired = 327
+	ErrWalletRejected      = 340
+	ErrPaymentCanceled     = 345
+	ErrCardNotEnrolled     = 356
+	ErrThreeDSNotCompleted = 358
+	ErrRejectedAfter3DS    = 359
 	ErrCancelUnavailable   = 312
 	ErrNoGatewaysAvailable = 500
 )
@@ -116,6 +125,8 @@ type Processor interface {
 	Capture(ctx context.Context, chargeID uuid.UUID, card CardDetails, amount int64, currency string) (ProcessorResult, error)
 	Refund(ctx context.Context, refundID uuid.UUID, card CardDetails, amount int64, currency string) (ProcessorResult, error)
 	Void(ctx context.Context, cancelID uuid.UUID, card CardDetails) (ProcessorResult, error)
+	// ThreeDS is what the card's issuer does about 3-D Secure.
+	ThreeDS(card CardDetails) ThreeDSProfile
 	// IsTestCard reports whether a number is one of the processor's test
 	// cards, which live mode refuses.
 	IsTestCard(number string) bool

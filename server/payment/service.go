@@ -35,6 +35,8 @@ type Service struct {
 	changes changeNotifier
 	// pollRecheck is how often a long poll re-reads storage on its own.
 	pollRecheck time.Duration
+	// walletExpiry is how long a wallet payment waits for its shopper.
+	walletExpiry time.Duration
 }
 
 // Config is what a Service needs besides its parts.
@@ -60,6 +62,10 @@ type Config struct {
 	// renewal: how long the items of a crashed instance wait before
 	// another takes them. Default 10 s.
 	WorkLease time.Duration
+	// WalletExpiry is how long a wallet payment waits for the shopper
+	// before it fails with 327 (CONFIRMATION_PERIOD_EXPIRED). Default 5
+	// minutes.
+	WalletExpiry time.Duration
 }
 
 // NewService returns a Service over a storage engine.
@@ -73,6 +79,9 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 	if cfg.Limits == (ResourceLimits{}) {
 		cfg.Limits = DefaultResourceLimits()
 	}
+	if cfg.WalletExpiry <= 0 {
+		cfg.WalletExpiry = defaultWalletExpiry
+	}
 	return &Service{
 		storage:      storage,
 		clock:        clock,
@@ -85,6 +94,7 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		wake:         make(chan struct{}, 1),
 		work:         newWorker(cfg.WorkConcurrency, cfg.WorkLease),
 		pollRecheck:  cfg.LongPollRecheck,
+		walletExpiry: cfg.WalletExpiry,
 		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}
 }

@@ -26,7 +26,8 @@ func (t TokenType) valid() bool { return t == OneTime || t == Subscription || t 
 // usageLimits are the recurring token usage limits.
 var usageLimits = map[string]bool{"daily": true, "weekly": true, "monthly": true, "annually": true}
 
-// PaymentTypeCard is the only payment type this version takes tokens for.
+// PaymentTypeCard is the payment type of card tokens; wallet.go has the
+// others.
 const PaymentTypeCard = "card"
 
 // Billing is the cardholder's billing address and phone.
@@ -62,13 +63,21 @@ type TokenCard struct {
 	SealedCVC    Sealed
 }
 
-// ThreeDSSettings are a token's or charge's 3-D Secure wishes, stored now
-// and acted on by the 3-D Secure flow.
+// ThreeDSSettings are a token's or charge's 3-D Secure wishes and where
+// its authentication is (threeds.go).
 type ThreeDSSettings struct {
 	Enabled          bool   `json:"enabled,omitempty"`
 	Mode             string `json:"mode,omitempty"`
 	RedirectEndpoint string `json:"redirect_endpoint,omitempty"`
 	RedirectID       string `json:"redirect_id,omitempty"`
+	// Status is empty until 3-D Secure is under way.
+	Status ThreeDSStatus `json:"status,omitempty"`
+	// Error is why an authentication failed.
+	Error *PaymentError `json:"error,omitempty"`
+	// Exempted: no authentication was asked of the issuer (mode skip).
+	Exempted bool `json:"exempted,omitempty"`
+	// External is the merchant's own authentication (mode provided).
+	External *ExternalThreeDS `json:"external,omitempty"`
 }
 
 // CVVAuthorize is a token's CVV authorisation: with Enabled, the card and
@@ -113,6 +122,8 @@ type TransactionToken struct {
 	Card         TokenCard
 	CVVAuthorize CVVAuthorize
 	ThreeDS      ThreeDSSettings
+	// Wallet is an online or QR-merchant token's wallet.
+	Wallet WalletData
 	// FromBrowser is set when a browser (an app token without its secret)
 	// made the token: only then may a browser charge it, once, at once.
 	FromBrowser bool
@@ -144,7 +155,9 @@ type NewToken struct {
 	Metadata    Metadata
 	IPAddress   string
 	Card        *CardInput
-	ThreeDS     *ThreeDSSettings
+	// Wallet is the data of an online or QR-merchant token.
+	Wallet  *WalletInput
+	ThreeDS *ThreeDSSettings
 }
 
 // fromGatewayPage reports whether a request came from one of the gateway's
@@ -178,7 +191,7 @@ func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
 	switch {
 	case p.PaymentType == "":
 		v.Add("payment_type", ReasonRequired)
-	case p.PaymentType != PaymentTypeCard:
+	case p.PaymentType != PaymentTypeCard && !isWallet(p.PaymentType):
 		v.Add("payment_type", "PAYMENT_TYPE_NOT_SUPPORTED")
 	}
 	// A request that names no type asks for a one-time token, the kind
@@ -198,10 +211,15 @@ func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
 		}
 	}
 	switch {
-	case p.Email == "":
+	case p.Email == "" && !isWallet(p.PaymentType):
+		// A wallet knows its shopper: only card payments need an
+		// address to reach them.
 		v.Add("email", ReasonRequired)
-	case !validEmail(p.Email):
+	case p.Email != "" && !validEmail(p.Email):
 		v.Add("email", "INVALID_FORMAT_EMAIL")
+	}
+	if isWallet(p.PaymentType) {
+		checkWallet(&v, p)
 	}
 	if p.PaymentType == PaymentTypeCard {
 		if p.Card == nil {
@@ -219,6 +237,9 @@ func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
 				}
 			}
 		}
+	}
+	if p.ThreeDS != nil && isWallet(p.PaymentType) {
+		v.Add("three_ds", "ONLY_FOR_CARD_PAYMENT")
 	}
 	if p.ThreeDS != nil {
 		if p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
@@ -250,6 +271,9 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 	now := s.clock.Now()
 	if err := s.checkNewToken(&p, now); err != nil {
 		return nil, err
+	}
+	if isWallet(p.PaymentType) {
+		return s.createWalletToken(ctx, c, storeID, p, now)
 	}
 	number := card.Digits(p.Card.Number)
 	if c.token.Mode == ModeLive && s.processor.IsTestCard(number) {
@@ -283,6 +307,9 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		UpdatedOn:    now,
 	}
 	if p.ThreeDS != nil {
+		// The Node SDK sends three_ds at the top of the request, the
+		// Java SDK inside data: either turns it on.
+		tok.ThreeDS.Enabled = tok.ThreeDS.Enabled || p.ThreeDS.Enabled
 		tok.ThreeDS.Mode = p.ThreeDS.Mode
 		if p.ThreeDS.RedirectEndpoint != "" {
 			tok.ThreeDS.RedirectEndpoint = p.ThreeDS.RedirectEndpoint
@@ -314,19 +341,47 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if tok.CVVAuthorize.Enabled {
 			tok.CVVAuthorize.Status = CVVAuthPending
 		}
+		if tok.ThreeDS.Enabled {
+			tok.ThreeDS.Status = ThreeDSPending
+		}
 		if err := tx.CreateToken(ctx, tok); err != nil {
 			return err
 		}
 		if tok.CVVAuthorize.Enabled {
-			return tx.EnqueueWork(ctx, WorkCVVAuthorize, tok.ID, now)
+			if err := tx.EnqueueWork(ctx, WorkCVVAuthorize, tok.ID, now); err != nil {
+				return err
+			}
+		}
+		if tok.ThreeDS.Enabled {
+			return tx.EnqueueWork(ctx, WorkTokenThreeDS, tok.ID, now)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if tok.CVVAuthorize.Enabled {
+	if tok.CVVAuthorize.Enabled || tok.ThreeDS.Enabled {
 		s.wakeWorker()
+	}
+	return tok, nil
+}
+
+// createWalletToken makes an online or QR-merchant token: no card data, so
+// neither the vault nor the store's card rules have a part in it.
+func (s *Service) createWalletToken(ctx context.Context, c *Caller, storeID uuid.UUID, p NewToken, now time.Time) (*TransactionToken, error) {
+	tok := &TransactionToken{
+		ID: NewID(), StoreID: storeID, MerchantID: c.MerchantID(), Mode: c.token.Mode, PaymentType: p.PaymentType,
+		Type: p.Type, Email: p.Email, Active: true, Metadata: p.Metadata, IPAddress: p.IPAddress,
+		Wallet: *p.Wallet, FromBrowser: !c.withSecret, CreatedOn: now, UpdatedOn: now,
+	}
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		if _, err := tx.Store(ctx, storeID); err != nil {
+			return err
+		}
+		return tx.CreateToken(ctx, tok)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return tok, nil
 }

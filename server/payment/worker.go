@@ -88,6 +88,8 @@ var workKinds = map[WorkKind]workKind{
 	// capture queues a capture item at once, and one of those already
 	// queued for the charge would leave it waiting until capture_at.
 	WorkScheduledCapture: {(*Service).scheduledCapture, retryDelay},
+	WorkTokenThreeDS:     {(*Service).tokenThreeDS, retryDelay},
+	WorkApprovalExpiry:   {(*Service).expireApproval, retryDelay},
 }
 
 // retryDelay is how long an operation waits after its n-th failed
@@ -386,8 +388,12 @@ func truncateError(err error) string {
 	return msg[:cut]
 }
 
-// openCard decrypts a token's card for one acquirer call.
+// openCard decrypts a token's card for one acquirer call; a wallet token
+// has none.
 func (s *Service) openCard(tok *TransactionToken) (CardDetails, error) {
+	if tok.PaymentType != PaymentTypeCard {
+		return CardDetails{}, nil
+	}
 	number, err := s.vault.Open(tok.Card.SealedNumber, tok.ID[:])
 	if err != nil {
 		return CardDetails{}, err
@@ -422,19 +428,54 @@ func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*Charge, *Tr
 	return ch, tok, card, err
 }
 
+// readyToAuthorize reports whether a charge waits for its authorisation:
+// pending, or awaiting after its shopper passed a 3-D Secure challenge.
+func (ch *Charge) readyToAuthorize() bool {
+	return ch.Status == ChargePending || ch.Status == ChargeAwaiting && ch.ThreeDS.Status == ThreeDSSuccessful
+}
+
+// authorize carries a charge to the acquirer's answer. A wallet charge
+// goes to its wallet instead; a card charge may first need 3-D Secure
+// (threeDSDecision): a challenge puts it in wait of the shopper, and the
+// item is queued again once they have passed it.
 func (s *Service) authorize(ctx context.Context, w Work) error {
 	id := w.ID
 	ch, tok, card, err := s.chargeAndCard(ctx, id)
 	if err != nil {
 		return err
 	}
-	if ch.Status != ChargePending {
+	if !ch.readyToAuthorize() {
 		return s.completeWork(ctx, w)
 	}
-	res, err := s.processor.Authorize(ctx, AuthorizeRequest{
+	if isWallet(tok.PaymentType) {
+		return s.startWalletPayment(ctx, w, tok)
+	}
+	step := threeDSNone
+	if ch.Status == ChargePending {
+		var st *Store
+		if err := s.storage.View(ctx, func(tx Tx) error {
+			st, err = tx.Store(ctx, ch.StoreID)
+			return err
+		}); err != nil {
+			return err
+		}
+		step = threeDSDecision(ch.ThreeDS.Mode, st.Settings.ThreeDSRequired,
+			tok.ThreeDS.Status == ThreeDSSuccessful, s.processor.ThreeDS(card))
+		if step == threeDSChallenge || step == threeDSNotEnrolled {
+			return s.beforeAuthorization(ctx, w, step)
+		}
+	}
+	req := AuthorizeRequest{
 		ChargeID: ch.ID, Mode: ch.Mode, Card: card, Email: tok.Email,
 		Amount: ch.RequestedAmount, Currency: ch.Currency, Capture: ch.Capture,
-	})
+	}
+	switch {
+	case ch.ThreeDS.External != nil:
+		req.ThreeDS = ch.ThreeDS.External.TransactionStatus
+	case step == threeDSFrictionless, ch.ThreeDS.Status == ThreeDSSuccessful:
+		req.ThreeDS = "Y"
+	}
+	res, err := s.processor.Authorize(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -443,10 +484,13 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 			return err
 		}
 		ch, err := tx.Charge(ctx, id)
-		if err != nil || ch.Status != ChargePending {
+		if err != nil || !ch.readyToAuthorize() {
 			return err
 		}
 		now := s.clock.Now()
+		if step == threeDSFrictionless {
+			ch.ThreeDS.Status = ThreeDSSuccessful
+		}
 		switch {
 		case res.Error == nil && ch.Capture:
 			amount := ch.RequestedAmount
@@ -478,6 +522,38 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 	})
 	if err == nil {
 		s.changes.notify(id)
+	}
+	return err
+}
+
+// beforeAuthorization settles what 3-D Secure decided before any
+// authorisation: a challenge for the shopper, or, for a card that cannot
+// be authenticated where it must be, the charge's failure (356).
+func (s *Service) beforeAuthorization(ctx context.Context, w Work, step threeDSStep) error {
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		if err := tx.CompleteWork(ctx, w); err != nil {
+			return err
+		}
+		ch, err := tx.Charge(ctx, w.ID)
+		if err != nil || ch.Status != ChargePending {
+			return err
+		}
+		now := s.clock.Now()
+		if step == threeDSChallenge {
+			return startChallenge(ctx, tx, ch, now)
+		}
+		ch.Status, ch.ThreeDS.Status, ch.UpdatedOn = ChargeFailed, ThreeDSFailed, now
+		ch.Error = NewPaymentError(ErrCardNotEnrolled, "the card is not enrolled in 3-D Secure")
+		if err := tx.UpdateCharge(ctx, ch); err != nil {
+			return err
+		}
+		if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
+			return err
+		}
+		return tx.EraseTokenCVC(ctx, ch.TokenID)
+	})
+	if err == nil {
+		s.changes.notify(w.ID)
 	}
 	return err
 }

@@ -72,14 +72,32 @@ var cards = map[string]outcome{
 	"4000000000009979": {authorize: refused(314, "stolen_card")},
 	"4100000000000019": {authorize: refused(319, "fraudulent")},
 	"4000000000000341": {capture: refused(payment.ErrChargeExpired, "the authorisation expired before capture")},
-	// 3-D Secure cards: without the 3-D Secure flow they authorise
-	// normally; the flow decides their challenge outcomes.
+	// 3-D Secure cards (threeDSCards has their issuers' ways): 1629 is
+	// declined once authenticated.
 	"4000002760003184": {},
-	"4000008400001629": {},
+	"4000008400001629": {authorize: refused(payment.ErrRejectedAfter3DS, "declined after authentication")},
 	"4000000000003220": {},
 	"4000000000003063": {},
 	"4000000000003055": {},
 	"4000000000003097": {},
+}
+
+// threeDSCards are the test cards whose issuer does more than authenticate
+// without a challenge: every other card is enrolled and frictionless.
+var threeDSCards = map[string]payment.ThreeDSProfile{
+	"4000002760003184": {Enrolled: true, Challenge: true},
+	"4000008400001629": {Enrolled: true, Challenge: true},
+	"4000000000003220": {Enrolled: true, Challenge: true, Mandatory: true},
+	"4000000000003063": {Enrolled: true, Challenge: true, Mandatory: true},
+	"4000000000003097": {Enrolled: false},
+}
+
+// ThreeDS answers what the card's issuer does about 3-D Secure.
+func (Processor) ThreeDS(card payment.CardDetails) payment.ThreeDSProfile {
+	if p, ok := threeDSCards[card.Number]; ok {
+		return p
+	}
+	return payment.ThreeDSProfile{Enrolled: true}
 }
 
 // forcedFailure is UnivaPay's convention: a token whose e-mail is

@@ -108,7 +108,8 @@ func amountPtr(v sql.NullInt64) *int64 {
 
 const tokenColumns = `id, store_id, merchant_id, mode, payment_type, type, usage_limit, email, active, used, metadata,
 	customer_id, ip_address, cardholder, exp_month, exp_year, card_bin, last_four, brand, billing,
-	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, from_browser, last_used_on, created_on, updated_on`
+	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, from_browser, last_used_on, created_on, updated_on,
+	wallet`
 
 func tokenArgs(t *payment.TransactionToken) ([]any, error) {
 	md, err := metadataJSON(t.Metadata)
@@ -127,25 +128,33 @@ func tokenArgs(t *payment.TransactionToken) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	wallet, err := marshal(t.Wallet)
+	if err != nil {
+		return nil, err
+	}
+	sealed := t.Card.SealedNumber.Data
+	if sealed == nil {
+		sealed = []byte{} // a wallet token has no card
+	}
 	customer := t.CustomerID()
 	return []any{
 		t.ID.String(), t.StoreID.String(), t.MerchantID.String(), string(t.Mode), t.PaymentType, string(t.Type),
 		t.UsageLimit, t.Email, t.Active, t.Used, md, customer, t.IPAddress, t.Card.Cardholder, t.Card.ExpMonth,
 		t.Card.ExpYear, t.Card.BIN, t.Card.LastFour, t.Card.Brand, billing, t.Card.SealedNumber.KeyID,
-		t.Card.SealedNumber.Data, t.Card.SealedCVC.KeyID, t.Card.SealedCVC.Data, cvvAuth, threeDS, t.FromBrowser,
-		nullMicros(t.LastUsedOn), micros(t.CreatedOn), micros(t.UpdatedOn),
+		sealed, t.Card.SealedCVC.KeyID, t.Card.SealedCVC.Data, cvvAuth, threeDS, t.FromBrowser,
+		nullMicros(t.LastUsedOn), micros(t.CreatedOn), micros(t.UpdatedOn), wallet,
 	}, nil
 }
 
 func scanToken(row scanner) (*payment.TransactionToken, error) {
 	var t payment.TransactionToken
-	var id, sid, mid, mode, typ, md, customer, billing, cvvAuth, threeDS string
+	var id, sid, mid, mode, typ, md, customer, billing, cvvAuth, threeDS, wallet string
 	var lastUsed sql.NullInt64
 	var created, updated int64
 	err := row.Scan(&id, &sid, &mid, &mode, &t.PaymentType, &typ, &t.UsageLimit, &t.Email, &t.Active, &t.Used, &md,
 		&customer, &t.IPAddress, &t.Card.Cardholder, &t.Card.ExpMonth, &t.Card.ExpYear, &t.Card.BIN, &t.Card.LastFour,
 		&t.Card.Brand, &billing, &t.Card.SealedNumber.KeyID, &t.Card.SealedNumber.Data, &t.Card.SealedCVC.KeyID,
-		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &t.FromBrowser, &lastUsed, &created, &updated)
+		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &t.FromBrowser, &lastUsed, &created, &updated, &wallet)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +169,12 @@ func scanToken(row scanner) (*payment.TransactionToken, error) {
 	}
 	if err := json.Unmarshal([]byte(threeDS), &t.ThreeDS); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(wallet), &t.Wallet); err != nil {
+		return nil, err
+	}
+	if len(t.Card.SealedNumber.Data) == 0 {
+		t.Card.SealedNumber.Data = nil
 	}
 	ids := idColumns{table: "tokens"}
 	t.ID, t.StoreID, t.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
@@ -235,7 +250,8 @@ func placeholders(n int) string {
 
 const chargeColumns = `id, store_id, merchant_id, token_id, token_type, subscription_id, mode, requested_amount, currency,
 	charged_amount, capture, capture_at, capture_state, capture_amount, descriptor, status, error, error_code, metadata, three_ds,
-	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, only_direct_currency, created_on, updated_on`
+	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, only_direct_currency, created_on, updated_on,
+	payment_type`
 
 func chargeArgs(ch *payment.Charge) ([]any, error) {
 	md, err := metadataJSON(ch.Metadata)
@@ -256,6 +272,7 @@ func chargeArgs(ch *payment.Charge) ([]any, error) {
 		ch.Capture, nullMicros(ch.CaptureAt), string(ch.CaptureState), ch.CaptureAmount, ch.Descriptor,
 		string(ch.Status), perr, errorCode(ch.Error), md, threeDS, ch.RedirectEndpoint, ch.MerchantTransactionID, ch.IPAddress,
 		ch.CardLastFour, ch.Email, ch.OnlyDirectCurrency, micros(ch.CreatedOn), micros(ch.UpdatedOn),
+		ch.PaymentType,
 	}, nil
 }
 
@@ -269,7 +286,7 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	err := row.Scan(&id, &sid, &mid, &tid, &ttype, &subID, &mode, &ch.RequestedAmount, &ch.Currency, &charged,
 		&ch.Capture, &captureAt, &captureState, &ch.CaptureAmount, &ch.Descriptor, &status, &perr, &errCode, &md, &threeDS,
 		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &ch.OnlyDirectCurrency,
-		&created, &updated)
+		&created, &updated, &ch.PaymentType)
 	if err != nil {
 		return nil, err
 	}
@@ -701,5 +718,69 @@ func (t *tx) RetryWork(ctx context.Context, w payment.Work, due time.Time, lastE
 
 func (t *tx) ReleaseWork(ctx context.Context, w payment.Work) error {
 	_, err := t.tx.ExecContext(ctx, `UPDATE work SET claimed_by = '', lease_until = 0 WHERE `+heldBy, heldArgs(w)...)
+	return err
+}
+
+// ---- approvals
+
+const approvalColumns = `key, kind, resource_type, resource_id, store_id, merchant_id, mode, brand, call_method,
+	amount, currency, last_four, tries, status, expires_on, created_on, updated_on`
+
+func approvalArgs(a *payment.Approval) []any {
+	return []any{
+		a.Key, string(a.Kind), a.ResourceType, a.ResourceID.String(), a.StoreID.String(), a.MerchantID.String(),
+		string(a.Mode), a.Brand, a.CallMethod, a.Amount, a.Currency, a.LastFour, a.Tries, string(a.Status),
+		micros(a.ExpiresOn), micros(a.CreatedOn), micros(a.UpdatedOn),
+	}
+}
+
+func scanApproval(row scanner) (*payment.Approval, error) {
+	var a payment.Approval
+	var kind, rid, sid, mid, mode, status string
+	var expires, created, updated int64
+	err := row.Scan(&a.Key, &kind, &a.ResourceType, &rid, &sid, &mid, &mode, &a.Brand, &a.CallMethod,
+		&a.Amount, &a.Currency, &a.LastFour, &a.Tries, &status, &expires, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	ids := idColumns{table: "approvals"}
+	a.ResourceID, a.StoreID, a.MerchantID = ids.parse("resource_id", rid), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
+	if ids.err != nil {
+		return nil, ids.err
+	}
+	a.Kind, a.Mode, a.Status = payment.ApprovalKind(kind), payment.Mode(mode), payment.ApprovalStatus(status)
+	a.ExpiresOn, a.CreatedOn, a.UpdatedOn = fromMicros(expires), fromMicros(created), fromMicros(updated)
+	return &a, nil
+}
+
+func (t *tx) CreateApproval(ctx context.Context, a *payment.Approval) error {
+	args := approvalArgs(a)
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	return err
+}
+
+func (t *tx) Approval(ctx context.Context, key string) (*payment.Approval, error) {
+	a, err := scanApproval(t.tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE key = ?`, key))
+	if err != nil {
+		return nil, notFound(err, "approval")
+	}
+	return a, nil
+}
+
+// ApprovalFor breaks a tie of creation times by rowid, the order of
+// insertion.
+func (t *tx) ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*payment.Approval, error) {
+	a, err := scanApproval(t.tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals
+		WHERE resource_id = ? ORDER BY created_on DESC, rowid DESC LIMIT 1`, resourceID.String()))
+	if err != nil {
+		return nil, notFound(err, "approval")
+	}
+	return a, nil
+}
+
+func (t *tx) UpdateApproval(ctx context.Context, a *payment.Approval) error {
+	args := approvalArgs(a)
+	_, err := t.tx.ExecContext(ctx, `UPDATE approvals SET (`+approvalColumns+`) = (`+placeholders(len(args))+`) WHERE key = ?`,
+		append(args, a.Key)...)
 	return err
 }
