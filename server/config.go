@@ -42,6 +42,8 @@ type config struct {
 	PollWait time.Duration
 	// SandboxLatency is how long each sandbox acquirer call takes.
 	SandboxLatency time.Duration
+	// WalletExpiry is how long a wallet payment waits for its shopper.
+	WalletExpiry time.Duration
 
 	// Limits: the numbers of the README's rate and resource limits, each
 	// configurable.
@@ -77,6 +79,7 @@ func loadConfig(args []string) (config, error) {
 	num := &numbers{fs: fs}
 	num.durationVar(&c.PollWait, "poll-wait", "KESSAI_POLL_WAIT", 3*time.Second, "longest hold of a ?polling=true request")
 	num.durationVar(&c.SandboxLatency, "sandbox-latency", "KESSAI_SANDBOX_LATENCY", 0, "simulated latency of each sandbox acquirer call")
+	num.durationVar(&c.WalletExpiry, "wallet-expiry", "KESSAI_WALLET_EXPIRY", 5*time.Minute, "how long a wallet payment waits for the shopper before it fails with 327")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
 	c.Rates = limit.DefaultRules()
 	c.Resources = payment.DefaultResourceLimits()

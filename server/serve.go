@@ -85,6 +85,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		Vault:        vault,
 		Processor:    sandbox.Processor{Latency: cfg.SandboxLatency},
 		Limits:       cfg.Resources,
+		WalletExpiry: cfg.WalletExpiry,
 	})
 	return g, nil
 }

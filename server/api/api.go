@@ -102,6 +102,7 @@ func (s *Server) routes() *mux.Router {
 	r.HandleFunc("/stores/{storeId}/create_customer_id", s.authed(s.createCustomerID)).Methods(http.MethodPost)
 
 	s.paymentRoutes(r)
+	s.approvalRoutes(r)
 
 	r.HandleFunc("/app_jwts", s.authed(s.listAppJWTs)).Methods(http.MethodGet)
 	r.HandleFunc("/app_jwts", s.authed(s.createAppJWT)).Methods(http.MethodPost)

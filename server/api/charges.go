@@ -54,6 +54,23 @@ type wireChargeThreeDS struct {
 	Mode             *string `json:"mode"`
 	RedirectEndpoint *string `json:"redirect_endpoint"`
 	RedirectID       *string `json:"redirect_id"`
+	// Status is where the charge's 3-D Secure is (Kessai's; absent when
+	// it has none).
+	Status *string `json:"status,omitempty"`
+}
+
+// wireChargeThreeDSInput is a new charge's three_ds: the merchant's wishes
+// for Kessai's 3-D Secure, or the six fields of its own (external MPI).
+type wireChargeThreeDSInput struct {
+	Mode                string `json:"mode"`
+	RedirectEndpoint    string `json:"redirect_endpoint"`
+	RedirectID          string `json:"redirect_id"`
+	AuthenticationValue string `json:"authentication_value"`
+	ECI                 string `json:"eci"`
+	DSTransactionID     string `json:"ds_transaction_id"`
+	ServerTransactionID string `json:"server_transaction_id"`
+	MessageVersion      string `json:"message_version"`
+	TransactionStatus   string `json:"transaction_status"`
 }
 
 // wireCharge is a charge (UnivaPay's). PHP requires
@@ -116,7 +133,7 @@ func toWireCharge(ch *payment.Charge) wireCharge {
 		Metadata: wireMetadata(ch.Metadata), Mode: ch.Mode, Type: "normal",
 		ThreeDS: wireChargeThreeDS{
 			Mode: optionalString(ch.ThreeDS.Mode), RedirectEndpoint: optionalString(ch.ThreeDS.RedirectEndpoint),
-			RedirectID: optionalString(ch.ThreeDS.RedirectID),
+			RedirectID: optionalString(ch.ThreeDS.RedirectID), Status: optionalString(string(ch.ThreeDS.Status)),
 		},
 		CreatedOn: wireTime(ch.CreatedOn), UpdatedOn: wireTime(ch.UpdatedOn),
 	}
@@ -131,18 +148,18 @@ func toWireCharge(ch *payment.Charge) wireCharge {
 }
 
 type wireNewCharge struct {
-	TransactionTokenID    string              `json:"transaction_token_id"`
-	Amount                amountJSON          `json:"amount"`
-	Currency              string              `json:"currency"`
-	Capture               *bool               `json:"capture"`
-	CaptureAt             *inputTime          `json:"capture_at"`
-	OnlyDirectCurrency    bool                `json:"only_direct_currency"`
-	Descriptor            string              `json:"descriptor"`
-	Metadata              json.RawMessage     `json:"metadata"`
-	ThreeDS               *wireThreeDSRequest `json:"three_ds"`
-	Redirect              *wireRedirectInput  `json:"redirect"`
-	MerchantTransactionID string              `json:"merchant_transaction_id"`
-	IPAddress             string              `json:"ip_address"`
+	TransactionTokenID    string                  `json:"transaction_token_id"`
+	Amount                amountJSON              `json:"amount"`
+	Currency              string                  `json:"currency"`
+	Capture               *bool                   `json:"capture"`
+	CaptureAt             *inputTime              `json:"capture_at"`
+	OnlyDirectCurrency    bool                    `json:"only_direct_currency"`
+	Descriptor            string                  `json:"descriptor"`
+	Metadata              json.RawMessage         `json:"metadata"`
+	ThreeDS               *wireChargeThreeDSInput `json:"three_ds"`
+	Redirect              *wireRedirectInput      `json:"redirect"`
+	MerchantTransactionID string                  `json:"merchant_transaction_id"`
+	IPAddress             string                  `json:"ip_address"`
 }
 
 type wireRedirectInput struct {
@@ -170,8 +187,12 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if p.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
 		return 0, nil, err
 	}
-	if req.ThreeDS != nil {
-		p.ThreeDS = &payment.ThreeDSSettings{Mode: req.ThreeDS.Mode, RedirectEndpoint: req.ThreeDS.RedirectEndpoint, RedirectID: req.ThreeDS.RedirectID}
+	if t := req.ThreeDS; t != nil {
+		p.ThreeDS = &payment.ThreeDSSettings{Mode: t.Mode, RedirectEndpoint: t.RedirectEndpoint, RedirectID: t.RedirectID}
+		p.ExternalThreeDS = &payment.ExternalThreeDSInput{
+			AuthenticationValue: t.AuthenticationValue, ECI: t.ECI, DSTransactionID: t.DSTransactionID,
+			ServerTransactionID: t.ServerTransactionID, MessageVersion: t.MessageVersion, TransactionStatus: t.TransactionStatus,
+		}
 	}
 	if req.Redirect != nil {
 		p.RedirectEndpoint = req.Redirect.Endpoint

@@ -63,6 +63,8 @@ type wireSupportedBrand struct {
 	PaymentType              string   `json:"payment_type"`
 	Brand                    string   `json:"brand"`
 	CardBrand                string   `json:"card_brand,omitempty"`
+	OnlineBrand              string   `json:"online_brand,omitempty"`
+	QRBrand                  string   `json:"qr_brand,omitempty"`
 	SupportAuthCapture       bool     `json:"support_auth_capture"`
 	RequiresFullName         bool     `json:"requires_full_name"`
 	SupportDynamicDescriptor bool     `json:"support_dynamic_descriptor"`
@@ -147,6 +149,22 @@ func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs
 				SupportedCurrencies: st.Currencies,
 			})
 		}
+	}
+	// The online wallets and merchant-presented QR codes the sandbox
+	// simulates: paid at once in the store's currencies, never
+	// authorised alone.
+	out.OnlineConfiguration.Enabled = true
+	for _, b := range payment.OnlineBrands {
+		out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
+			PaymentType: payment.PaymentTypeOnline, Brand: b, OnlineBrand: b,
+			CountriesAllowed: []string{}, SupportedCurrencies: st.Currencies,
+		})
+	}
+	for _, b := range payment.QRMerchantBrands {
+		out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
+			PaymentType: payment.PaymentTypeQRMerchant, Brand: b, QRBrand: b,
+			CountriesAllowed: []string{}, SupportedCurrencies: st.Currencies,
+		})
 	}
 	return http.StatusOK, out, nil
 }

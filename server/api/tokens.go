@@ -98,7 +98,37 @@ type wireToken struct {
 	CreatedOn   wireTime         `json:"created_on"`
 	UpdatedOn   wireTime         `json:"updated_on"`
 	LastUsedOn  *wireTime        `json:"last_used_on"`
-	Data        wireCardData     `json:"data"`
+	// Data is wireCardData, wireOnlineData or wireQRData, as the
+	// payment type has it.
+	Data any `json:"data"`
+}
+
+// wireOnlineData is an online token's data; the issuer token is the
+// charge's (GET …/charges/{id}/issuer_token), never the token's.
+type wireOnlineData struct {
+	Brand              string  `json:"brand"`
+	CallMethod         string  `json:"call_method"`
+	OSType             *string `json:"os_type"`
+	UserIdentifier     *string `json:"user_identifier"`
+	IssuerToken        *string `json:"issuer_token"`
+	IssuerTokenPayload *string `json:"issuer_token_payload"`
+}
+
+// wireQRData is a QR-merchant token's data.
+type wireQRData struct {
+	Brand   string  `json:"brand"`
+	Gateway *string `json:"gateway"`
+}
+
+func toWireTokenThreeDS(t payment.ThreeDSSettings) wireTokenThreeDS {
+	w := wireTokenThreeDS{
+		Enabled: t.Enabled, Status: optionalString(string(t.Status)), RedirectEndpoint: optionalString(t.RedirectEndpoint),
+		RedirectID: optionalString(t.RedirectID), Error: toWirePaymentError(t.Error),
+	}
+	if t.Exempted {
+		w.Exempted = &t.Exempted
+	}
+	return w
 }
 
 func optionalUUIDString(id uuid.UUID) *string {
@@ -115,21 +145,29 @@ func toWireToken(t *payment.TransactionToken) wireToken {
 		Active: t.Active, Mode: t.Mode, Type: string(t.Type), UsageLimit: optionalString(t.UsageLimit),
 		IPAddress: optionalString(t.IPAddress), Metadata: wireMetadata(t.Metadata),
 		CreatedOn: wireTime(t.CreatedOn), UpdatedOn: wireTime(t.UpdatedOn), LastUsedOn: wireTimePtr(t.LastUsedOn),
-		Data: wireCardData{
-			Card: wireCard{
-				Cardholder: t.Card.Cardholder, ExpMonth: t.Card.ExpMonth, ExpYear: t.Card.ExpYear,
-				CardBIN: t.Card.BIN, LastFour: t.Card.LastFour, Brand: t.Card.Brand, CardType: "credit", SubBrand: "none",
-			},
-			Billing: toWireBilling(t.Card.Billing),
-			CVVAuthorize: wireCVVAuthorize{
-				Enabled: t.CVVAuthorize.Enabled, Status: optionalString(string(t.CVVAuthorize.Status)),
-				ChargeID: optionalUUIDString(t.CVVAuthorize.AuthorizationID), Currency: optionalString(t.CVVAuthorize.Currency),
-			},
-			ThreeDS: wireTokenThreeDS{
-				Enabled: t.ThreeDS.Enabled, RedirectEndpoint: optionalString(t.ThreeDS.RedirectEndpoint),
-				RedirectID: optionalString(t.ThreeDS.RedirectID),
-			},
+	}
+	switch t.PaymentType {
+	case payment.PaymentTypeOnline:
+		w.Data = wireOnlineData{
+			Brand: t.Wallet.Brand, CallMethod: t.Wallet.CallMethod, OSType: optionalString(t.Wallet.OSType),
+			UserIdentifier: optionalString(t.Wallet.UserIdentifier),
+		}
+		return w
+	case payment.PaymentTypeQRMerchant:
+		w.Data = wireQRData{Brand: t.Wallet.Brand}
+		return w
+	}
+	w.Data = wireCardData{
+		Card: wireCard{
+			Cardholder: t.Card.Cardholder, ExpMonth: t.Card.ExpMonth, ExpYear: t.Card.ExpYear,
+			CardBIN: t.Card.BIN, LastFour: t.Card.LastFour, Brand: t.Card.Brand, CardType: "credit", SubBrand: "none",
 		},
+		Billing: toWireBilling(t.Card.Billing),
+		CVVAuthorize: wireCVVAuthorize{
+			Enabled: t.CVVAuthorize.Enabled, Status: optionalString(string(t.CVVAuthorize.Status)),
+			ChargeID: optionalUUIDString(t.CVVAuthorize.AuthorizationID), Currency: optionalString(t.CVVAuthorize.Currency),
+		},
+		ThreeDS: toWireTokenThreeDS(t.ThreeDS),
 	}
 	return w
 }
@@ -141,7 +179,14 @@ type wireThreeDSRequest struct {
 	RedirectID       string `json:"redirect_id"`
 }
 
+// wireNewCard is a new token's data: a card's, or a wallet's (brand and
+// the fields after it), as payment_type says.
 type wireNewCard struct {
+	Brand          string `json:"brand"`
+	CallMethod     string `json:"call_method"`
+	OSType         string `json:"os_type"`
+	UserIdentifier string `json:"user_identifier"`
+
 	Cardholder   string          `json:"cardholder"`
 	CardNumber   string          `json:"card_number"`
 	ExpMonth     json.RawMessage `json:"exp_month"`
@@ -197,7 +242,17 @@ func (w *wireNewToken) domain() (payment.NewToken, error) {
 		return p, err
 	}
 	if w.ThreeDS != nil {
-		p.ThreeDS = &payment.ThreeDSSettings{Mode: w.ThreeDS.Mode, RedirectEndpoint: w.ThreeDS.RedirectEndpoint, RedirectID: w.ThreeDS.RedirectID}
+		p.ThreeDS = &payment.ThreeDSSettings{
+			Enabled: w.ThreeDS.Enabled, Mode: w.ThreeDS.Mode,
+			RedirectEndpoint: w.ThreeDS.RedirectEndpoint, RedirectID: w.ThreeDS.RedirectID,
+		}
+	}
+	if d := w.Data; d != nil && (w.PaymentType == payment.PaymentTypeOnline || w.PaymentType == payment.PaymentTypeQRMerchant) {
+		p.Wallet = &payment.WalletInput{Brand: d.Brand, CallMethod: d.CallMethod, OSType: d.OSType, UserIdentifier: d.UserIdentifier}
+		if d.CardNumber == "" {
+			return p, nil
+		}
+		// Card data in a wallet's token is refused by the domain.
 	}
 	if d := w.Data; d != nil {
 		c := &payment.CardInput{Cardholder: d.Cardholder, Number: d.CardNumber, CVV: d.CVV, Billing: d.billing()}
@@ -263,7 +318,7 @@ func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (in
 		active := a == "active" || a == "true"
 		f.Active = &active
 	}
-	q.oneOf("payment_type", payment.PaymentTypeCard)
+	f.PaymentType = q.oneOf("payment_type", payment.PaymentTypeCard, payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant)
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}

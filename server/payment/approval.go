@@ -117,6 +117,10 @@ type ApprovalPage struct {
 	// for the shopper (the charge's redirect or 3-D Secure endpoint).
 	RedirectEndpoint string
 	RedirectID       string
+	// FrameDomains are the domains of the store's app tokens of the
+	// approval's mode: the merchant's pages that may show the approval's
+	// page in a frame (besides the gateway's own widget).
+	FrameDomains []string
 }
 
 // Approval returns the page of the approval with key. Holding the key is
@@ -152,6 +156,9 @@ func (s *Service) approvalPage(ctx context.Context, tx Tx, key string) (*Approva
 		return nil, err
 	}
 	page := &ApprovalPage{Approval: *ap, StoreName: st.Name}
+	if page.FrameDomains, err = storeDomains(ctx, tx, st, ap.Mode); err != nil {
+		return nil, err
+	}
 	switch ap.ResourceType {
 	case ResourceCharge:
 		ch, err := tx.Charge(ctx, ap.ResourceID)
@@ -171,6 +178,34 @@ func (s *Service) approvalPage(ctx context.Context, tx Tx, key string) (*Approva
 		page.RedirectEndpoint, page.RedirectID = tok.ThreeDS.RedirectEndpoint, tok.ThreeDS.RedirectID
 	}
 	return page, nil
+}
+
+// storeDomains are the domains of a store's active app tokens of mode.
+func storeDomains(ctx context.Context, tx Tx, st *Store, mode Mode) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	p := ListParams{Limit: MaxLimit, Direction: Asc}
+	for {
+		page, err := tx.ListAppTokens(ctx, AppTokenFilter{MerchantID: st.MerchantID, StoreID: st.ID}, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.Items {
+			if !t.Active() || t.Mode != mode {
+				continue
+			}
+			for _, d := range t.Domains {
+				if !seen[d] {
+					seen[d] = true
+					out = append(out, d)
+				}
+			}
+		}
+		if !page.HasMore || len(page.Items) == 0 {
+			return out, nil
+		}
+		p.Cursor = page.Items[len(page.Items)-1].ID
+	}
 }
 
 func validApprovalKey(key string) bool {

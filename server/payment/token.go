@@ -448,6 +448,8 @@ type TokenFilter struct {
 	StoreID    uuid.UUID // uuid.Nil: every store of the merchant
 	Mode       Mode
 	Type       TokenType
+	// PaymentType keeps the tokens of one payment type.
+	PaymentType string
 	// CustomerID matches TransactionToken.CustomerID.
 	CustomerID string
 	Email      string

@@ -227,6 +227,9 @@ func (t *tx) ListTokens(ctx context.Context, f payment.TokenFilter, p payment.Li
 	if f.Type != "" {
 		c.add("type = ?", string(f.Type))
 	}
+	if f.PaymentType != "" {
+		c.add("payment_type = ?", f.PaymentType)
+	}
 	if f.CustomerID != "" {
 		c.add("customer_id = ?", f.CustomerID)
 	}

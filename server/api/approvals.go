@@ -1,0 +1,96 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// approvalRoutes are the routes of payments the shopper approves away
+// from the merchant's page: the issuer tokens of online wallets and of
+// 3-D Secure, the QR code of merchant-presented QR charges, and 3-D
+// Secure on tokens.
+func (s *Server) approvalRoutes(r *mux.Router) {
+	get, post, del := http.MethodGet, http.MethodPost, http.MethodDelete
+	r.HandleFunc("/stores/{storeId}/charges/{id}/issuer_token", s.authed(s.chargeIssuerToken)).Methods(get)
+	// The PHP SDK's spelling of the same path.
+	r.HandleFunc("/stores/{storeId}/charges/{id}/issuerToken", s.authed(s.chargeIssuerToken)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{id}/three_ds/issuer_token", s.authed(s.chargeThreeDSIssuerToken)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/charges/{id}/qr", s.authed(s.chargeQR)).Methods(get)
+	r.HandleFunc("/stores/{storeId}/tokens/{id}/three_ds", s.authed(s.enableTokenThreeDS)).Methods(post)
+	r.HandleFunc("/stores/{storeId}/tokens/{id}/three_ds", s.authed(s.disableTokenThreeDS)).Methods(del)
+	r.HandleFunc("/stores/{storeId}/tokens/{id}/three_ds/issuer_token", s.authed(s.tokenThreeDSIssuerToken)).Methods(get)
+}
+
+// wireIssuerToken is an issuer token (UnivaPay's). The PHP SDK requires
+// call_method and payment_type; content_type is only 3-D Secure's.
+type wireIssuerToken struct {
+	IssuerToken string            `json:"issuer_token"`
+	CallMethod  string            `json:"call_method"`
+	ContentType *string           `json:"content_type,omitempty"`
+	Payload     map[string]string `json:"payload"`
+	PaymentType string            `json:"payment_type"`
+}
+
+func toWireIssuerToken(it *payment.IssuerToken) wireIssuerToken {
+	return wireIssuerToken{
+		IssuerToken: it.IssuerToken, CallMethod: it.CallMethod, ContentType: optionalString(it.ContentType),
+		Payload: it.Payload, PaymentType: it.PaymentType,
+	}
+}
+
+func (s *Server) chargeIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	it, err := s.svc.ChargeIssuerToken(r.Context(), c, ids.store, ids.id)
+	return answer(http.StatusOK, it, err, toWireIssuerToken)
+}
+
+func (s *Server) chargeThreeDSIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	it, err := s.svc.ChargeThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
+	return answer(http.StatusOK, it, err, toWireIssuerToken)
+}
+
+func (s *Server) tokenThreeDSIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	it, err := s.svc.TokenThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
+	return answer(http.StatusOK, it, err, toWireIssuerToken)
+}
+
+// wireChargeQR is a merchant-presented QR code (the Java SDK's fixture).
+type wireChargeQR struct {
+	Ready      bool    `json:"ready"`
+	QRImageURL *string `json:"qr_image_url"`
+}
+
+func (s *Server) chargeQR(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	qr, err := s.svc.ChargeQR(r.Context(), c, ids.store, ids.id)
+	return answer(http.StatusOK, qr, err, func(q *payment.ChargeQR) wireChargeQR {
+		return wireChargeQR{Ready: q.Ready, QRImageURL: optionalString(q.ImageURL)}
+	})
+}
+
+// wireTokenThreeDSRequest is the body of POST …/tokens/{id}/three_ds; it
+// may be empty.
+type wireTokenThreeDSRequest struct {
+	Mode             string `json:"mode"`
+	RedirectEndpoint string `json:"redirect_endpoint"`
+	RedirectID       string `json:"redirect_id"`
+}
+
+func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	var req wireTokenThreeDSRequest
+	if err := s.decode(r, &req); err != nil {
+		return 0, nil, err
+	}
+	tok, err := s.svc.EnableTokenThreeDS(r.Context(), c, ids.store, ids.id, payment.TokenThreeDSRequest{
+		Mode: req.Mode, RedirectEndpoint: req.RedirectEndpoint, RedirectID: req.RedirectID,
+	})
+	return answer(http.StatusOK, tok, err, toWireToken)
+}
+
+func (s *Server) disableTokenThreeDS(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
+	if err := s.svc.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
