@@ -91,15 +91,15 @@ func (ch *Charge) inFlight() bool {
 
 // NewCharge asks for a charge.
 type NewCharge struct {
-	TokenID               uuid.UUID
-	Amount                int64
-	Currency              string
-	Capture               *bool
-	CaptureAt             *time.Time
-	OnlyDirectCurrency    bool
-	Descriptor            string
-	Metadata              Metadata
-	ThreeDS               *ThreeDSSettings
+	TokenID            uuid.UUID
+	Amount             int64
+	Currency           string
+	Capture            *bool
+	CaptureAt          *time.Time
+	OnlyDirectCurrency bool
+	Descriptor         string
+	Metadata           Metadata
+	ThreeDS            *ThreeDSSettings
 	// ExternalThreeDS is the merchant's own 3-D Secure result (three_ds
 	// mode provided).
 	ExternalThreeDS       *ExternalThreeDSInput
