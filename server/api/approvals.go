@@ -88,9 +88,13 @@ func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids path
 	return answer(http.StatusOK, tok, err, toWireToken)
 }
 
+// disableTokenThreeDS answers the token as it is now: the PHP SDK's
+// enableThreeDS(false) parses the answer as a token, and univapay-node's
+// disableThreeDs resolves to one.
 func (s *Server) disableTokenThreeDS(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	if err := s.svc.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, nil
+	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id)
+	return answer(http.StatusOK, tok, err, toWireToken)
 }

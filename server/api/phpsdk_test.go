@@ -188,6 +188,41 @@ func TestPHPTokenRequests(t *testing.T) {
 	})
 }
 
+// TestPHPWalletTokenNames: the PHP SDK's OnlinePayment and QrMerchantPayment
+// write brand, call_method and os_type as their enums' names (getName():
+// PAY_PAY_ONLINE, HTTP_GET, IOS), not their values; the token answers the
+// values, which its parser reads back with fromValue.
+func TestPHPWalletTokenNames(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	for _, c := range []struct {
+		body string
+		want map[string]string
+	}{
+		{`{"email":"a@example.com","payment_type":"online","data":{"brand":"PAY_PAY_ONLINE","call_method":"HTTP_GET"}}`,
+			map[string]string{"brand": "pay_pay_online", "call_method": "http_get"}},
+		{`{"email":"a@example.com","payment_type":"online","data":{"brand":"ALIPAY_PLUS_ONLINE","call_method":"SDK","os_type":"IOS","user_identifier":"OpenID-42"}}`,
+			map[string]string{"brand": "alipay_plus_online", "call_method": "sdk", "os_type": "ios", "user_identifier": "OpenID-42"}},
+		{`{"email":"a@example.com","payment_type":"online","data":{"brand":"D_BARAI_ONLINE"}}`,
+			map[string]string{"brand": "d_barai_online", "call_method": "http_post"}},
+		{`{"email":"a@example.com","payment_type":"qr_merchant","data":{"brand":"PAY_PAY_MERCHANT"}}`,
+			map[string]string{"brand": "pay_pay_merchant"}},
+	} {
+		tok := ok(t, f.do(t, "POST", "/tokens", server(f.a1), c.body), http.StatusCreated)
+		for k, v := range c.want {
+			if got := jstr(tok, "data."+k); got != v {
+				t.Errorf("%s: data.%s = %q, want %q", c.body, k, got, v)
+			}
+		}
+		if jstr(tok, "type") != "one_time" {
+			t.Errorf("%s: type %v", c.body, tok["type"])
+		}
+	}
+	// A name that is no brand's is still refused.
+	wantError(t, f.do(t, "POST", "/tokens", server(f.a1),
+		`{"email":"a@example.com","payment_type":"online","data":{"brand":"PAY_PAY","call_method":"HTTP_GET"}}`),
+		http.StatusBadRequest, payment.CodeValidation, "brand")
+}
+
 func TestPHPEmptyArrays(t *testing.T) {
 	f := newPayFixture(t, payOptions{})
 

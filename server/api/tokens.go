@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -248,7 +249,12 @@ func (w *wireNewToken) domain() (payment.NewToken, error) {
 		}
 	}
 	if d := w.Data; d != nil && (w.PaymentType == payment.PaymentTypeOnline || w.PaymentType == payment.PaymentTypeQRMerchant) {
-		p.Wallet = &payment.WalletInput{Brand: d.Brand, CallMethod: d.CallMethod, OSType: d.OSType, UserIdentifier: d.UserIdentifier}
+		// The PHP SDK writes these three as its enums' names (PAY_PAY_ONLINE,
+		// HTTP_GET, IOS), not their values: one word either way.
+		p.Wallet = &payment.WalletInput{
+			Brand: strings.ToLower(d.Brand), CallMethod: strings.ToLower(d.CallMethod), OSType: strings.ToLower(d.OSType),
+			UserIdentifier: d.UserIdentifier,
+		}
 		if d.CardNumber == "" {
 			return p, nil
 		}
