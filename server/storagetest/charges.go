@@ -26,9 +26,12 @@ func newCharge(tok *payment.TransactionToken, i int) *payment.Charge {
 		Metadata: fullMetadata(i),
 		ThreeDS: payment.ThreeDSSettings{
 			Enabled: true, Mode: "force", RedirectEndpoint: "https://shop.example/3ds", RedirectID: fmt.Sprintf("3ds-%d", i),
+			Status: payment.ThreeDSAwaiting, Exempted: true, External: externalThreeDS(i),
+			Error: &payment.PaymentError{Code: payment.ErrCardNotEnrolled, Message: "CARD_NOT_ENROLLED", Detail: "no 3-D Secure"},
 		},
 		RedirectEndpoint: "https://shop.example/return?order=1", MerchantTransactionID: fmt.Sprintf("txn-%d", i),
-		IPAddress: "198.51.100.23", CardLastFour: tok.Card.LastFour, Email: tok.Email, OnlyDirectCurrency: true,
+		IPAddress: "198.51.100.23", PaymentType: tok.PaymentType,
+		CardLastFour: tok.Card.LastFour, Email: tok.Email, OnlyDirectCurrency: true,
 		CreatedOn: at(i), UpdatedOn: at(i + 2),
 	}
 }
@@ -47,8 +50,13 @@ func changedCharge(ch *payment.Charge) *payment.Charge {
 	c.Descriptor, c.Status = "CHANGED", payment.ChargeSuccessful
 	c.Error = &payment.PaymentError{Code: payment.ErrProcessingError, Message: "PROCESSING_ERROR", Detail: "changed"}
 	c.Metadata = payment.Metadata{"order_id": json.Number("42"), "changed": true}
-	c.ThreeDS = payment.ThreeDSSettings{Enabled: false, Mode: "skip", RedirectEndpoint: "https://other.example/", RedirectID: "other"}
+	c.ThreeDS = payment.ThreeDSSettings{
+		Enabled: false, Mode: "skip", RedirectEndpoint: "https://other.example/", RedirectID: "other",
+		Status: payment.ThreeDSSuccessful, Exempted: false, External: changedExternalThreeDS(),
+		Error: &payment.PaymentError{Code: payment.ErrThreeDSNotCompleted, Message: "THREE_DS_COULD_NOT_BE_COMPLETED", Detail: "changed"},
+	}
 	c.RedirectEndpoint, c.MerchantTransactionID, c.IPAddress = "https://other.example/back", "txn-changed", "192.0.2.99"
+	c.PaymentType = payment.PaymentTypeOnline
 	c.CardLastFour, c.Email, c.UpdatedOn = "0000", "changed@example.com", at(7201)
 	c.OnlyDirectCurrency = false
 	return &c
@@ -101,8 +109,27 @@ func testCharges(t *testing.T, s payment.Storage) {
 		cleared := changedCharge(ch)
 		cleared.ChargedAmount, cleared.CaptureAt, cleared.Error = nil, nil, nil
 		cleared.SubscriptionID, cleared.CaptureState, cleared.Metadata = uuid.Nil, payment.CaptureNone, nil
+		cleared.ThreeDS.Error, cleared.ThreeDS.External = nil, nil
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCharge(ctx, cleared) })
 		checkSame(t, readCharge(t, s, ch.ID), cleared)
+	})
+	t.Run("PaymentTypeAsWritten", func(t *testing.T) {
+		// The payment type is stored as it is: empty (a charge from before
+		// wallets, a card charge) stays empty, on creation and on update.
+		for _, pt := range []string{"", payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant, payment.PaymentTypeCard} {
+			created := newCharge(tok, 3)
+			created.PaymentType = pt
+			createCharges(t, s, created)
+			if got := readCharge(t, s, created.ID); got.PaymentType != pt {
+				t.Errorf("created with PaymentType %q, read back %q", pt, got.PaymentType)
+			}
+			updated := changedCharge(ch)
+			updated.PaymentType = pt
+			update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCharge(ctx, updated) })
+			if got := readCharge(t, s, ch.ID); got.PaymentType != pt {
+				t.Errorf("updated to PaymentType %q, read back %q", pt, got.PaymentType)
+			}
+		}
 	})
 }
 

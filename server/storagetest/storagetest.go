@@ -22,14 +22,16 @@
 // rows are NOT_FOUND; what each list filter selects and how lists page; that
 // revoked app tokens leave lists and the CORS domain set; the duplicate-charge
 // and refund rules' queries; the work queue (claims, leases, per-item
-// attempts, concurrent claimants); that quotas are atomic under concurrency;
-// that Update is all or nothing and that View cannot write.
+// attempts, concurrent claimants); which approval of a resource is the
+// latest; that quotas are atomic under concurrency; that Update is all or
+// nothing and that View cannot write.
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
 // tokens.go (transaction tokens), charges.go, operations.go (refunds and
-// cancels), ledger.go, work.go (the work queue), quotas.go and
-// transactions.go (NOT_FOUND, duplicate ids, rollback, read-only views);
-// compare.go holds the reflection helpers.
+// cancels), ledger.go, work.go (the work queue), approvals.go (3-D Secure
+// challenges and wallet payments), quotas.go and transactions.go
+// (NOT_FOUND, duplicate ids, rollback, read-only views); compare.go holds
+// the reflection helpers.
 package storagetest
 
 import (
@@ -63,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("ViewCannotWrite", func(t *testing.T) { testViewCannotWrite(t, open(t)) })
 
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, open(t)) })
+	t.Run("TokenShapes", func(t *testing.T) { testTokenShapes(t, open(t)) })
 	t.Run("ListTokens", func(t *testing.T) { testListTokens(t, open(t)) })
 	t.Run("Charges", func(t *testing.T) { testCharges(t, open(t)) })
 	t.Run("ListCharges", func(t *testing.T) { testListCharges(t, open(t)) })
@@ -81,6 +84,9 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("WorkAttempts", func(t *testing.T) { testWorkAttempts(t, open(t)) })
 	t.Run("WorkConcurrentClaims", func(t *testing.T) { testWorkConcurrentClaims(t, open(t)) })
 	t.Run("WorkRollback", func(t *testing.T) { testWorkRollback(t, open(t)) })
+	t.Run("Approvals", func(t *testing.T) { testApprovals(t, open(t)) })
+	t.Run("ApprovalFor", func(t *testing.T) { testApprovalFor(t, open(t)) })
+	t.Run("ApprovalRollback", func(t *testing.T) { testApprovalRollback(t, open(t)) })
 }
 
 // base is a time with nanoseconds and a zone other than UTC: engines must

@@ -63,9 +63,27 @@ func newToken(st *payment.Store, i int) *payment.TransactionToken {
 		},
 		ThreeDS: payment.ThreeDSSettings{
 			Enabled: true, Mode: "require", RedirectEndpoint: "https://shop.example/3ds/return?x=1&y=2",
-			RedirectID: "redirect-" + fmt.Sprint(i),
+			RedirectID: "redirect-" + fmt.Sprint(i), Status: payment.ThreeDSFailed, Exempted: true,
+			Error: &payment.PaymentError{Code: payment.ErrThreeDSNotCompleted, Message: "THREE_DS_COULD_NOT_BE_COMPLETED",
+				Detail: `the 3-D Secure authentication was "canceled"`},
+			External: externalThreeDS(i),
+		},
+		// A card token has no wallet; the engine stores one all the same.
+		Wallet: payment.WalletData{
+			Brand: "pay_pay_online", CallMethod: "app", OSType: "android", UserIdentifier: fmt.Sprintf("user-%d@wallet.example", i),
 		},
 		FromBrowser: true, Used: true, LastUsedOn: &lastUsed, CreatedOn: at(i), UpdatedOn: at(i + 1),
+	}
+}
+
+// externalThreeDS is a merchant's own 3-D Secure result with every field
+// set; its sealed authentication value holds bytes that are not text.
+func externalThreeDS(i int) *payment.ExternalThreeDS {
+	return &payment.ExternalThreeDS{
+		ECI: "05", DSTransactionID: "f25084f0-5b16-4c0a-ae5d-b24808a95e4b",
+		ServerTransactionID: uuid.NewSHA1(uuid.Nil, []byte(fmt.Sprint("3ds", i))).String(),
+		MessageVersion:      "2.2.0", TransactionStatus: "Y",
+		AuthenticationValue: payment.Sealed{KeyID: "card-key-2025-03", Data: []byte("\x00sealed-cavv\xff" + fmt.Sprint(i))},
 	}
 }
 
@@ -90,9 +108,23 @@ func changedToken(tok *payment.TransactionToken) *payment.TransactionToken {
 		SealedCVC:    payment.Sealed{KeyID: "card-key-2026-02", Data: []byte("resealed-cvc")},
 	}
 	c.CVVAuthorize = payment.CVVAuthorize{Enabled: false, Currency: "USD", Status: payment.CVVAuthCurrent, AuthorizationID: payment.NewID()}
-	c.ThreeDS = payment.ThreeDSSettings{Enabled: false, Mode: "if_available", RedirectEndpoint: "https://other.example/", RedirectID: "other"}
+	c.ThreeDS = payment.ThreeDSSettings{
+		Enabled: false, Mode: "if_available", RedirectEndpoint: "https://other.example/", RedirectID: "other",
+		Status: payment.ThreeDSSuccessful, Exempted: false, External: changedExternalThreeDS(),
+		Error: &payment.PaymentError{Code: payment.ErrRejectedAfter3DS, Message: "CARD_REJECTED", Detail: "rejected after 3-D Secure"},
+	}
+	c.Wallet = payment.WalletData{Brand: "alipay_online", CallMethod: "web", OSType: "ios", UserIdentifier: "changed"}
 	c.FromBrowser, c.Used, c.LastUsedOn, c.UpdatedOn = false, false, &lastUsed, at(901)
 	return &c
+}
+
+// changedExternalThreeDS differs from every externalThreeDS in every field.
+func changedExternalThreeDS() *payment.ExternalThreeDS {
+	return &payment.ExternalThreeDS{
+		ECI: "06", DSTransactionID: "0b9a5a8e-0c6f-4e43-9d55-6f0f1a2b3c4d", ServerTransactionID: "6b1f8f2e-7a0d-4c7e-8f5b-1d2c3b4a5e6f",
+		MessageVersion: "2.1.0", TransactionStatus: "A",
+		AuthenticationValue: payment.Sealed{KeyID: "card-key-2026-03", Data: []byte("resealed-cavv")},
+	}
 }
 
 func createTokens(t *testing.T, s payment.Storage, toks ...*payment.TransactionToken) {
@@ -136,11 +168,13 @@ func testTokens(t *testing.T, s payment.Storage) {
 	})
 	t.Run("UpdateClears", func(t *testing.T) {
 		// What an update takes away is gone: a nil pointer stays nil, a
-		// token without a CVC has none.
+		// token without a CVC has none, a card token has no wallet.
 		cleared := changedToken(tok)
 		cleared.LastUsedOn, cleared.Card.Billing = nil, payment.Billing{}
 		cleared.Card.SealedCVC = payment.Sealed{}
 		cleared.Metadata = payment.Metadata{}
+		cleared.ThreeDS.Error, cleared.ThreeDS.External = nil, nil
+		cleared.Wallet = payment.WalletData{}
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, cleared) })
 		got := readToken(t, s, tok.ID)
 		checkSame(t, got, cleared)
@@ -164,6 +198,71 @@ func testTokens(t *testing.T, s payment.Storage) {
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.EraseTokenCVC(ctx, other.ID) })
 		checkSame(t, readToken(t, s, other.ID), &want)
 	})
+}
+
+// walletToken is an online or QR-merchant token of st: a wallet and no
+// card, so no sealed number (nil), no CVV authorisation and no 3-D Secure.
+func walletToken(st *payment.Store, i int, paymentType string, wallet payment.WalletData) *payment.TransactionToken {
+	tok := newToken(st, i)
+	tok.PaymentType, tok.Type, tok.UsageLimit, tok.Wallet = paymentType, payment.OneTime, "", wallet
+	tok.Card, tok.CVVAuthorize, tok.ThreeDS = payment.TokenCard{}, payment.CVVAuthorize{}, payment.ThreeDSSettings{}
+	return tok
+}
+
+// testTokenShapes: the tokens of each payment type come back as written,
+// with what they do not have left empty: a card token's wallet, a wallet
+// token's card. A wallet token has no sealed number: its Data is nil, as
+// written (not an empty slice, which would read as a number to open), also
+// where the engine's column cannot hold a NULL.
+func testTokenShapes(t *testing.T, s payment.Storage) {
+	w := newTenants(t, s)
+	card := newToken(w.st, 1)
+	card.Wallet = payment.WalletData{}
+	cases := []struct {
+		name string
+		tok  *payment.TransactionToken
+	}{
+		{"CardWithoutWallet", card},
+		{"Online", walletToken(w.st, 2, payment.PaymentTypeOnline, payment.WalletData{
+			Brand: "we_chat_online", CallMethod: "sdk", OSType: "ios", UserIdentifier: "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o",
+		})},
+		{"OnlineWithoutOS", walletToken(w.st, 3, payment.PaymentTypeOnline, payment.WalletData{
+			Brand: "alipay_online", CallMethod: "http_post",
+		})},
+		{"QRMerchant", walletToken(w.st, 4, payment.PaymentTypeQRMerchant, payment.WalletData{Brand: "pay_pay_merchant"})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			createTokens(t, s, c.tok)
+			checkShape(t, readToken(t, s, c.tok.ID), c.tok)
+			// An update writes them back as they are.
+			updated := *c.tok
+			updated.Used, updated.Active, updated.LastUsedOn, updated.UpdatedOn = false, false, nil, at(50)
+			update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, &updated) })
+			checkShape(t, readToken(t, s, c.tok.ID), &updated)
+		})
+	}
+}
+
+// checkShape compares a token with what it should be, and tells a nil
+// sealed number or CVC from an empty one, which checkSame does not.
+func checkShape(t *testing.T, got, want *payment.TransactionToken) {
+	t.Helper()
+	checkSame(t, got, want)
+	for _, f := range []struct {
+		name      string
+		got, want []byte
+	}{
+		{"SealedNumber", got.Card.SealedNumber.Data, want.Card.SealedNumber.Data},
+		{"SealedCVC", got.Card.SealedCVC.Data, want.Card.SealedCVC.Data},
+	} {
+		switch {
+		case f.want == nil && f.got != nil:
+			t.Errorf("Card.%s.Data = %q, want nil", f.name, f.got)
+		case f.want != nil && f.got == nil:
+			t.Errorf("Card.%s.Data = nil, want %q", f.name, f.want)
+		}
+	}
 }
 
 func testListTokens(t *testing.T, s payment.Storage) {

@@ -319,6 +319,8 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	held := checkOne(t, claim(t, s, "w", now, lease, 1), payment.WorkAuthorize, ch.ID)
 	changedLine := *line
 	changedLine.Status = "successful"
+	ap := newApproval(st, ch.ID, approvalKey("v", 1), 1)
+	createApprovals(t, s, ap)
 	writes := []struct {
 		name  string
 		write func(ctx context.Context, tx payment.Tx) error
@@ -364,6 +366,12 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 			return tx.RetryWork(ctx, held, now.Add(time.Hour), "viewed")
 		}},
 		{"ReleaseWork", func(ctx context.Context, tx payment.Tx) error { return tx.ReleaseWork(ctx, held) }},
+		{"CreateApproval", func(ctx context.Context, tx payment.Tx) error {
+			return tx.CreateApproval(ctx, newApproval(st, ch.ID, approvalKey("v", 2), 2))
+		}},
+		{"UpdateApproval", func(ctx context.Context, tx payment.Tx) error {
+			return tx.UpdateApproval(ctx, changedApproval(ap, st))
+		}},
 	}
 	for _, w := range writes {
 		t.Run(w.name, func(t *testing.T) {
@@ -414,6 +422,9 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	checkItem(t, s, held)
 	checkItem(t, s, queued(payment.WorkRefund, r.ID, now))
 	checkNoWork(t, s, payment.WorkCancel, cn.ID)
+	checkSame(t, readApproval(t, s, ap.Key), ap)
+	checkLatest(t, s, ch.ID, ap)
+	checkNoKey(t, s, approvalKey("v", 2))
 	for _, list := range []func(ctx context.Context, tx payment.Tx) (int, error){
 		func(ctx context.Context, tx payment.Tx) (int, error) {
 			p, err := tx.ListTokens(ctx, payment.TokenFilter{MerchantID: m.ID}, payment.ListParams{Limit: 10})
