@@ -648,6 +648,9 @@ func TestTokenThreeDS(t *testing.T) {
 
 		// Off again.
 		wantError(t, f.do(t, "DELETE", tokenPath(id)+"/three_ds", browser(f.a1), nil, origin(payShopOrigin)), http.StatusForbidden, payment.CodeInvalidPermissions)
+		if m := ok(t, f.do(t, "GET", tokenPath(id), server(f.a1), nil), http.StatusOK); jget(m, "data.three_ds.enabled") != true {
+			t.Errorf("a browser turned the token's 3-D Secure off: %v", jget(m, "data.three_ds"))
+		}
 		// DELETE answers the token: the PHP SDK's enableThreeDS(false)
 		// parses the answer as one (and fails on an empty body), and
 		// univapay-node's disableThreeDs resolves to it.
