@@ -283,6 +283,10 @@ func testListTokens(t *testing.T, s payment.Storage) {
 		tok.Active = i%4 != 3
 		tok.Card.Cardholder = []string{"TARO YAMADA", "Hanako Sato", "taro suzuki"}[i%3]
 		tok.Card.LastFour = []string{"4242", "0005", "1111", "4444", "5%_0"}[i%5]
+		tok.PaymentType = []string{payment.PaymentTypeCard, payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant}[i%3]
+		if i%2 == 1 {
+			tok.PaymentType = payment.PaymentTypeCard
+		}
 		switch i % 7 {
 		case 0:
 			tok.Metadata[customerIDKey] = custA
@@ -364,6 +368,12 @@ func testListTokens(t *testing.T, s payment.Storage) {
 			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Mode == payment.ModeTest })},
 		{name: "ModeLive", filter: with(func(f *payment.TokenFilter) { f.Mode = payment.ModeLive }),
 			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.Mode == payment.ModeLive })},
+		{name: "PaymentTypeOnline", filter: with(func(f *payment.TokenFilter) { f.PaymentType = payment.PaymentTypeOnline }),
+			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return tok.PaymentType == payment.PaymentTypeOnline })},
+		{name: "PaymentTypeCardMerchantWide", filter: payment.TokenFilter{MerchantID: w.m.ID, PaymentType: payment.PaymentTypeCard},
+			match: and(inScope(w.m.ID, uuid.Nil), func(tok *payment.TransactionToken) bool { return tok.PaymentType == payment.PaymentTypeCard })},
+		{name: "PaymentTypeNone", filter: with(func(f *payment.TokenFilter) { f.PaymentType = "paidy" }),
+			match: func(*payment.TransactionToken) bool { return false }, none: true},
 		{name: "CustomerID", filter: with(func(f *payment.TokenFilter) { f.CustomerID = custA }),
 			match: and(inStoreRule, func(tok *payment.TransactionToken) bool { return customer(tok) == custA })},
 		{name: "CustomerIDUnknown", filter: with(func(f *payment.TokenFilter) { f.CustomerID = "0194b1f2-cccc-7000-8000-000000000003" }),
