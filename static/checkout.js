@@ -63,8 +63,7 @@
     n.box = o.inlineContainer || o.container || o.target;
     n.locale = o.locale === "auto" ? "" : o.locale;
     n.t = TEXT[lang(o.locale)];
-    var pt = o.paymentType || (o.paymentTypes || [])[0];
-    if (pt && pt !== "card") { console.warn("KessaiCheckout: only card payments; paymentType " + pt + " ignored"); }
+    n.pt = [].concat(o.paymentTypes || o.paymentType || []).join();
     this.o = n;
     this.id = rid();
     this.queue = [];
@@ -89,6 +88,7 @@
     add("amount", o.amount); add("currency", o.currency); add("tokenType", o.tokenType);
     add("capture", o.capture ? "" : "false"); add("email", o.email);
     add("metadata", o.metadata && JSON.stringify(o.metadata)); add("locale", o.locale); add("inline", o.inline ? "true" : "");
+    add("paymentTypes", o.pt);
     var f = mk("iframe", {
       display: "block", width: "100%", height: h + "px", border: "0", margin: "0", padding: "0",
       background: "transparent", colorScheme: "normal", overflow: "hidden", transition: "height .15s"
@@ -328,6 +328,7 @@
     var c = create({
       appId: ds.appId, checkout: ds.checkout, amount: ds.amount, currency: ds.currency, capture: ds.capture,
       email: ds.email, tokenType: ds.tokenType, locale: ds.locale, metadata: md, inline: inline, inlineContainer: span,
+      paymentTypes: ds.paymentTypes || ds.paymentType,
       onSuccess: function (r) {
         hidden(form, "univapayTokenId", r.tokenId || "");
         if (r.chargeId) { hidden(form, "univapayChargeId", r.chargeId); }

@@ -97,6 +97,7 @@
   if (d.email) { options.email = d.email; }
   if (d.phone) { options.phoneNumber = d.phone; }
   if (d.name) { options.name = d.name; }
+  if (d.paymentTypes) { options.paymentTypes = d.paymentTypes.split(","); }
 
   var widget = Checkout.create(options);
   try {

@@ -10,7 +10,14 @@
  *                 success {response, tokenId, chargeId, status, requestId?},
  *                 error {code, message, fatal, requestId?}, close
  *   page → frame: submit {requestId}, focus
- * The page gets ids and states, never card data. */
+ * The page gets ids and states, never card data.
+ *
+ * Besides the card form the frame may offer online wallets (cfg.wallets:
+ * buttons that pay at once), and it carries the steps a shopper takes
+ * elsewhere: a 3-D Secure challenge (the issuer's page in an inner frame,
+ * or, on the gateway's own link form, the whole tab, which comes back to
+ * cfg.returnUrl) and a wallet payment (the wallet page's QR code and a
+ * link to it), while it polls the charge to its end. */
 (function () {
   "use strict";
   var d = document;
@@ -80,6 +87,14 @@
     name: d.getElementById("kw-name")
   };
   var payText = payLabel ? payLabel.textContent : "";
+  var methods = d.getElementById("kw-methods");
+  var walletBtns = d.querySelectorAll(".kw-wallet");
+  var walletBox = d.getElementById("kw-wallet");
+  var acsBox = d.getElementById("kw-3ds");
+  var acs = d.getElementById("kw-acs");
+  var WALLETS = {};
+  (cfg.wallets || []).forEach(function (w) { WALLETS[w.brand] = w.name; });
+  function fill(text, name) { return String(text || "").replace("%s", name); }
 
   function wasm() {
     return root.getAttribute("data-wasm") === "ready" && window.kessaiWasm ? window.kessaiWasm : null;
@@ -303,6 +318,7 @@
     form.classList.toggle("is-busy", on);
     payBtn.classList.toggle("is-busy", on);
     payBtn.disabled = on;
+    for (var i = 0; i < walletBtns.length; i++) { walletBtns[i].disabled = on; }
     payBtn.setAttribute("aria-busy", on ? "true" : "false");
     payLabel.textContent = on ? (M.working || payText) : payText;
     [F.email, F.number, F.exp, F.cvc, F.name].forEach(function (el) { if (el) { el.readOnly = on; } });
@@ -312,7 +328,9 @@
     d.getElementById("kw-done-title").textContent = title;
     d.getElementById("kw-done-hint").textContent = M.doneHint || "";
     showAlert("");
+    endStep();
     form.hidden = true;
+    if (methods) { methods.hidden = true; }
     done.hidden = false;
     var test = d.querySelector(".kw-test");
     if (test) { test.hidden = true; }
@@ -352,17 +370,20 @@
     INVALID_CVV: "invalid", INVALID_FORMAT: "invalid", INVALID_FORMAT_EMAIL: "invalid"
   };
   // paymentMessage is the shopper's text for a charge's error.
-  function paymentMessage(err) {
+  function paymentMessage(err, status) {
     var c = err && err.code;
     switch (c) {
       case 304: return M.expiredCard;
       case 305: return M.incorrectCvc;
       case 311: return M.tooQuick;
       case 315: return M.contactBank;
-      case 356: case 358: case 359: return M.threeDS;
+      case 356: case 358: return M.threeDS;
+      case 327: return M.walletExpired;
+      case 340: return M.walletRefused;
+      case 345: return M.walletCanceled;
       case 309: case 320: case 343: case 344: case 500: return M.processing;
     }
-    return M.declined;
+    return status === "canceled" ? M.walletCanceled : M.declined;
   }
   // API_ERRORS maps the codes the API answers with (server/payment/error.go;
   // web/hosted/errorcodes_test.go holds this table to them) to [message, fatal].
@@ -420,8 +441,10 @@
   }
 
   var result = null; // the success, once there is one
+  var attempt = null; // the payment under way: {live, brand, page}
 
-  // pay runs one attempt: token, then (payment) charge and polling.
+  // pay runs one attempt with the card: token, then (payment) charge and
+  // polling.
   function pay(requestId) {
     if (result) { post("success", withRequest(result, requestId)); return; }
     if (busy) {
@@ -429,6 +452,13 @@
       return;
     }
     showAlert("");
+    if (cfg.card === false) {
+      // Only wallets here: the shopper's choice of one is the payment.
+      showAlert(M.chooseMethod);
+      if (requestId) { post("error", { requestId: requestId, code: "VALIDATION_ERROR", message: M.chooseMethod, fatal: false }); }
+      if (walletBtns[0]) { walletBtns[0].focus(); }
+      return;
+    }
     if (!wasm() && !C) {
       var failed = apiFailure({ network: true });
       if (requestId) { failed.requestId = requestId; }
@@ -443,14 +473,33 @@
       }
       return;
     }
-    setBusy(true);
     var tokenBody = {
       payment_type: "card", type: cfg.tokenType, email: v.email,
       data: { cardholder: v.name, card_number: v.number, exp_month: v.expMonth, exp_year: v.expYear, cvv: v.cvc }
     };
-    if (cfg.metadata) { tokenBody.metadata = cfg.metadata; }
     v = null; // the card is in tokenBody only, until the request is sent
+    run(tokenBody, null, requestId);
+  }
+
+  // payWallet pays with an online wallet: a one-time token for the brand
+  // (call_method web: a page the browser opens), a charge, and the
+  // shopper's approval on the wallet's page.
+  function payWallet(brand) {
+    if (result || busy || !WALLETS[brand]) { return; }
+    showAlert("");
+    var email = cfg.email || (F.email && F.email.value.trim() && !fallbackState(F.email, true) ? F.email.value.trim() : "");
+    var tokenBody = { payment_type: "online", type: "one_time", data: { brand: brand, call_method: "web" } };
+    if (email) { tokenBody.email = email; }
+    run(tokenBody, brand, null);
+  }
+
+  // run makes the token and, for a payment, the charge, and follows it to
+  // its end. brand is the wallet's, null for a card.
+  function run(tokenBody, brand, requestId) {
+    setBusy(true);
+    if (cfg.metadata) { tokenBody.metadata = cfg.metadata; }
     var token = null;
+    var at = attempt = { live: true, brand: brand, page: "" };
     api("POST", "/tokens", tokenBody, uuid()).then(function (tok) {
       tokenBody = null;
       token = tok;
@@ -462,23 +511,32 @@
         transaction_token_id: tok.id, amount: cfg.amount, currency: cfg.currency, capture: cfg.capture !== false
       };
       if (cfg.metadata) { chargeBody.metadata = cfg.metadata; }
-      return api("POST", "/charges", chargeBody, uuid()).then(poll);
+      if (!brand) {
+        chargeBody.three_ds = { mode: cfg.threeDS || "normal" };
+        if (wholeTab()) { chargeBody.three_ds.redirect_endpoint = cfg.returnUrl; }
+      }
+      return api("POST", "/charges", chargeBody, uuid()).then(function (ch) { return poll(ch, at); });
     }).then(function (r) {
-      if (!r) { return; }
+      if (at !== attempt) { return; }
+      attempt = null;
       result = r;
       setBusy(false);
       showDone(r.status);
       post("success", withRequest(r, requestId));
     }, function (e) {
       tokenBody = null;
+      if (at !== attempt) { return; } // given up by the shopper (the back button)
+      attempt = null;
+      endStep();
       setBusy(false);
       var info;
       if (e && e.charge) {
-        var msg = e.timeout ? M.timeout : paymentMessage(e.charge.error);
+        var msg = e.timeout ? M.timeout : paymentMessage(e.charge.error, e.charge.status);
         showAlert(msg);
         info = { code: (e.charge.error && e.charge.error.code) || e.charge.status, message: msg, fatal: false, chargeId: e.charge.id };
-        F.number.focus();
-        try { F.number.select(); } catch (x) { /* ignore */ }
+        var again = brand ? d.querySelector(".kw-wallet[data-brand='" + brand + "']") : F.number;
+        if (again) { again.focus(); }
+        if (!brand) { try { F.number.select(); } catch (x) { /* ignore */ } }
       } else {
         info = apiFailure(e);
       }
@@ -494,11 +552,25 @@
     return out;
   }
 
-  // poll follows a charge until it leaves pending/awaiting (10 minutes at
-  // most, as the SDKs do). Declines reject with {charge}.
-  function poll(ch) {
-    var started = Date.now(), wait = 250, errors = 0;
+  // wholeTab reports whether a 3-D Secure challenge takes the whole tab:
+  // only on the gateway's own link form (cfg.returnUrl), whose page this
+  // frame may navigate.
+  function wholeTab() {
+    try { return !!cfg.returnUrl && window.top !== window && window.top.location.origin === location.origin; } catch (e) { return false; }
+  }
+
+  // poll follows a charge until it ends. While it is pending it is read
+  // every so often; once it awaits the shopper (a challenge, a wallet) the
+  // step is shown and the reads wait for a change (?polling=true). Declines
+  // reject with {charge}. The time limit (10 minutes, as the SDKs have)
+  // starts again with the shopper's step, which the gateway itself ends
+  // when it expires.
+  function poll(ch, at) {
+    var started = Date.now(), wait = 250, errors = 0, shown = false;
+    var path = "/stores/" + encodeURIComponent(ch.store_id || cfg.storeId) + "/charges/" + encodeURIComponent(ch.id);
+    function live() { if (!at.live) { throw { abandoned: true }; } }
     function step(c) {
+      live();
       switch (c.status) {
         case "successful": case "authorized":
           showAlert("");
@@ -506,13 +578,18 @@
         case "failed": case "error": case "canceled":
           throw { charge: c };
       }
-      if (c.status === "awaiting") { showAlert(M.awaiting, true); }
+      var next = Promise.resolve();
+      if (c.status === "awaiting" && !shown) {
+        shown = true;
+        started = Date.now();
+        next = approve(path, c, at).catch(function () { shown = false; showAlert(M.awaiting, true); });
+      }
       if (Date.now() - started > 600000) { throw { charge: c, timeout: true }; }
-      return sleep(wait).then(function () {
+      return next.then(function () { return sleep(wait); }).then(function () {
+        live();
         wait = Math.min(wait * 1.5, 1500);
-        return api("GET", "/stores/" + encodeURIComponent(c.store_id || cfg.storeId) + "/charges/" +
-          encodeURIComponent(c.id) + "?polling=true");
-      }).then(function (next) { errors = 0; return step(next); }, function (e) {
+        return api("GET", path + (c.status === "awaiting" ? "?polling=true" : ""));
+      }).then(function (n) { errors = 0; return step(n); }, function (e) {
         if (e && (e.network || e.http >= 500 || e.http === 429) && ++errors <= 5) { return sleep(1000).then(function () { return step(c); }); }
         throw e;
       });
@@ -520,12 +597,127 @@
     return step(ch);
   }
 
+  // approve shows what the shopper must do for an awaiting charge: a
+  // challenge (the charge's three_ds is awaiting) or a wallet payment.
+  function approve(path, c, at) {
+    if (c.three_ds && c.three_ds.status === "awaiting") {
+      return api("GET", path + "/three_ds/issuer_token").then(function (it) { if (at.live) { return challenge(it); } });
+    }
+    return api("GET", path + "/issuer_token").then(function (it) { if (at.live) { showWallet(it, at); } });
+  }
+
+  // challenge posts the issuer token's payload to the issuer's page, in
+  // the inner frame or, on the link form, in the whole tab.
+  function challenge(it) {
+    var url = it && it.issuer_token;
+    if (!/^https?:\/\//i.test(url || "")) { throw { http: 0 }; }
+    var f = d.getElementById("kw-acs-form"), p = it.payload || {}, whole = wholeTab();
+    while (f.firstChild) { f.removeChild(f.firstChild); }
+    for (var k in p) {
+      if (Object.prototype.hasOwnProperty.call(p, k)) {
+        var i = d.createElement("input");
+        i.type = "hidden"; i.name = k; i.value = p[k];
+        f.appendChild(i);
+      }
+    }
+    f.action = url;
+    f.target = whole ? "_top" : "kw-acs";
+    if (!whole) { showStep(acsBox); }
+    f.submit();
+    if (whole) { return new Promise(function () { /* the tab goes to the challenge */ }); }
+  }
+
+  // The challenge page is on the gateway's origin: the inner frame takes
+  // its height.
+  function fitAcs() {
+    try {
+      var h = acs.contentDocument.documentElement.scrollHeight;
+      if (h > 0 && h < 1e4 && acs.contentWindow.location.href !== "about:blank") { acs.style.height = h + "px"; }
+    } catch (e) { /* another origin: the frame keeps its size */ }
+  }
+  if (acs) {
+    acs.addEventListener("load", function () {
+      fitAcs();
+      try {
+        if (typeof ResizeObserver === "function") { new ResizeObserver(fitAcs).observe(acs.contentDocument.documentElement); }
+      } catch (e) { /* another origin */ }
+    });
+  }
+
+  // showWallet shows the wallet's page as a QR code to scan with a phone
+  // (the sandbox's pages draw their own: {page}/qr.png) and a link that
+  // opens it on this device.
+  function showWallet(it, at) {
+    var url = it && it.issuer_token, name = WALLETS[at.brand] || at.brand;
+    if (!/^https?:\/\//i.test(url || "")) { throw { http: 0 }; }
+    var page = url.split(/[?#]/)[0];
+    var ours = page.indexOf(location.origin + "/sandbox/wallet/") === 0;
+    var qr = d.getElementById("kw-qr"), open = d.getElementById("kw-open");
+    at.page = ours ? page : "";
+    d.getElementById("kw-wallet-title").textContent = fill(M.walletTitle, name);
+    d.getElementById("kw-wallet-text").textContent = fill(ours ? M.walletScan : M.walletHint, name);
+    qr.hidden = !ours;
+    if (ours) { qr.src = page + "/qr.png"; }
+    open.href = url;
+    open.textContent = fill(M.walletOpen, name);
+    showStep(walletBox);
+  }
+
+  // showStep puts a step (the challenge, the wallet) in the form's place.
+  function showStep(el) {
+    showAlert("");
+    form.hidden = true;
+    if (methods) { methods.hidden = true; }
+    el.hidden = false;
+    if (!cfg.inline) { el.focus(); }
+  }
+  // endStep puts the form (and the wallets) back.
+  function endStep() {
+    if (walletBox) {
+      walletBox.hidden = true;
+      d.getElementById("kw-qr").removeAttribute("src");
+    }
+    if (acsBox) {
+      acsBox.hidden = true;
+      acs.style.height = "";
+    }
+    form.hidden = cfg.card === false;
+    if (methods) { methods.hidden = false; }
+  }
+
+  // The back button: this payment is given up. On the sandbox's
+  // wallet page the frame cancels it too, as the shopper would there, so
+  // that the page left open cannot still take the money.
+  var backBtn = d.getElementById("kw-back");
+  if (backBtn) {
+    backBtn.addEventListener("click", function () {
+      var at = attempt;
+      if (!at) { return; }
+      at.live = false;
+      attempt = null;
+      if (at.page) {
+        fetch(at.page + "/act", {
+          method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ action: "cancel" }),
+          credentials: "omit", cache: "no-store", referrerPolicy: "no-referrer"
+        }).catch(function () { /* it expires by itself */ });
+      }
+      endStep();
+      setBusy(false);
+      showAlert("");
+      var again = d.querySelector(".kw-wallet[data-brand='" + at.brand + "']");
+      if (again) { again.focus(); }
+    });
+  }
+  Array.prototype.forEach.call(walletBtns, function (b) {
+    b.addEventListener("click", function () { payWallet(b.getAttribute("data-brand")); });
+  });
+
   // ---- keyboard: keep focus inside the modal (Tab wraps) ---------------
   if (!cfg.inline) {
     d.addEventListener("keydown", function (e) {
       if (e.key !== "Tab") { return; }
       var items = Array.prototype.filter.call(
-        d.querySelectorAll("button:not([disabled]):not([hidden]), input:not([disabled]), [tabindex]:not([tabindex='-1'])"),
+        d.querySelectorAll("button:not([disabled]):not([hidden]), input:not([disabled]), a[href], iframe, [tabindex]:not([tabindex='-1'])"),
         function (el) { return el.offsetParent !== null || el === d.activeElement; });
       if (!items.length) { return; }
       var first = items[0], last = items[items.length - 1];
@@ -536,6 +728,9 @@
 
   function focusFirst() {
     if (!done.hidden) { done.focus(); return; }
+    if (walletBox && !walletBox.hidden) { walletBox.focus(); return; }
+    if (acsBox && !acsBox.hidden) { acsBox.focus(); return; }
+    if (cfg.card === false) { walletBtns[0].focus(); return; }
     var order = [F.email, F.number, F.exp, F.cvc, F.name];
     for (var i = 0; i < order.length; i++) {
       if (order[i] && !order[i].value) { order[i].focus(); return; }
@@ -583,6 +778,7 @@
 
   if (C) { bindFallback(); }
   payBtn.disabled = false;
+  for (var wb = 0; wb < walletBtns.length; wb++) { walletBtns[wb].disabled = false; }
   watchHeight();
   if (window.performance && performance.mark) { performance.mark("kessai:frame-ready"); }
   post("ready", { checkout: cfg.checkout, inline: !!cfg.inline });

@@ -40,6 +40,22 @@ import (
 // {id} is an opaque label chosen by whoever builds the URL (WooCommerce
 // builds it from a configurable base); it is recorded in the charge's
 // metadata as "univapay-form-id", beside "order_id".
+//
+// Payments the shopper approves elsewhere end the same way:
+//
+//   - A 3-D Secure challenge takes the whole tab, as a hosted page's
+//     does: the widget makes the charge with three_ds.redirect_endpoint
+//     set to GET /forms/{id}/return (the frame learns the address from
+//     the form's id in its metadata, see widgetPage.returnURL) and sends
+//     the tab to the issuer's page, which sends it back there with the
+//     charge's id once the shopper is done; return then finishes the form
+//     as complete does, from the session, with the same checks.
+//   - An online wallet (paymentTypes) is paid on the wallet's page, which
+//     the shopper may well open on another device from its QR code. So
+//     the tab stays on the form: the widget shows the code and a link,
+//     polls the charge, and the form completes when it succeeds. The
+//     wallet's page is given no redirect endpoint: the tab that started
+//     the payment is the one that goes back to the shop.
 
 const (
 	// linkformCookie is the session cookie of the link form, scoped to
@@ -83,6 +99,7 @@ func (p *pages) formRoutes(mux *http.ServeMux) error {
 	}
 	mux.HandleFunc("GET /forms/{id}", lf.show)
 	mux.HandleFunc("POST /forms/{id}/complete", lf.complete)
+	mux.HandleFunc("GET /forms/{id}/return", lf.returned)
 	mux.HandleFunc("/forms", lf.notFound)
 	mux.HandleFunc("/forms/", lf.notFound)
 	return nil
@@ -147,6 +164,9 @@ type formParams struct {
 	Pending   string `json:"d,omitempty"`
 	AutoRedir bool   `json:"r,omitempty"`
 	Locale    string `json:"l,omitempty"` // ja | en | "" (the browser's)
+	// PaymentTypes is what the widget offers (its paymentTypes), "" for
+	// cards only.
+	PaymentTypes string `json:"y,omitempty"`
 }
 
 // pendingForm is one form the session's shopper has open.
@@ -290,7 +310,10 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 		StoreName: info.Store.Name, StoreInitial: initial(info.Store.Name), TestMode: info.Mode == payment.ModeTest,
 		FormID: formID, Params: params, Nonce: pf.Nonce, CSRF: st.CSRF,
 		AppID: st.Tokens[params.TokenID], Metadata: string(metaJSON), WidgetLocale: widgetLocale,
-		CaptureAttr: strconv.FormatBool(params.Capture),
+		CaptureAttr: strconv.FormatBool(params.Capture), Heading: formText(loc, "card_details"),
+	}
+	if _, wallets, _ := parsePaymentTypes(params.PaymentTypes); len(wallets) > 0 && params.Checkout == "payment" {
+		data.Heading = formText(loc, "pay_method")
 	}
 	if params.Checkout == "payment" {
 		data.AmountText = amountText(params.Amount, params.Currency)
@@ -415,6 +438,13 @@ func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID str
 			p.OrderID = o
 		}
 	}
+	if pt := strings.TrimSpace(q.Get("paymentTypes")); pt != "" {
+		if _, _, ok := parsePaymentTypes(pt); !ok || len(pt) > 512 {
+			bad("p_payment_types")
+		} else {
+			p.PaymentTypes = strings.ToLower(strings.Join(strings.Fields(pt), ""))
+		}
+	}
 	if l := strings.TrimSpace(q.Get("locale")); l != "" && !strings.EqualFold(l, "auto") {
 		if loc, ok := message.Parse(l); ok {
 			p.Locale = string(loc)
@@ -532,7 +562,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
 			return
 		}
-		lf.finish(w, r, loc, params, outcomeCanceled, "", "")
+		lf.finish(w, r, loc, params, outcomeCanceled, "", "", false)
 		return
 	}
 
@@ -571,12 +601,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
 			return
 		}
-		// The charge must be the one this form took: same amount, same
-		// labels, made while the form was open.
-		if ch.RequestedAmount != params.Amount || !strings.EqualFold(ch.Currency, params.Currency) ||
-			metaString(ch.Metadata, metaFormID) != params.FormID ||
-			metaString(ch.Metadata, metaOrderID) != params.OrderID ||
-			ch.CreatedOn.Before(opened) {
+		if !chargeOfForm(ch, pf) {
 			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
 			return
 		}
@@ -621,7 +646,93 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.log.Error("link form: saving the session", "error", err)
 		}
 	}
-	lf.finish(w, r, loc, params, out, tokenID, chargeID)
+	lf.finish(w, r, loc, params, out, tokenID, chargeID, false)
+}
+
+// chargeOfForm reports whether ch is the charge pf's widget took: same
+// amount and currency, the form's labels, made while the form was open
+// (a minute's leeway for clocks).
+func chargeOfForm(ch *payment.Charge, pf *pendingForm) bool {
+	p := pf.Params
+	opened := time.Unix(pf.Created, 0).Add(-time.Minute)
+	return ch.RequestedAmount == p.Amount && strings.EqualFold(ch.Currency, p.Currency) &&
+		metaString(ch.Metadata, metaFormID) == p.FormID &&
+		metaString(ch.Metadata, metaOrderID) == p.OrderID &&
+		!ch.CreatedOn.Before(opened)
+}
+
+// returned finishes a form whose tab went to a 3-D Secure challenge:
+// GET /forms/{id}/return?resource_id={charge id}&resource_type=charge,
+// where the issuer's page sends the tab back (the charge's
+// three_ds.redirect_endpoint). Any page could link here, so it does no
+// more than complete would with the same charge: it reads the charge as
+// the form's own app token, takes it only for an open form of this
+// session that it was made for (chargeOfForm; the newest such form, when
+// the shopper has several tabs open), and finishes that form as complete
+// does. The form's parameters are in the session, so a browser without
+// it (another device) is only told that the form has expired.
+func (lf *linkform) returned(w http.ResponseWriter, r *http.Request) {
+	loc := message.Negotiate("", r.Header.Get("Accept-Language"))
+	q := r.URL.Query()
+	formID := r.PathValue("id")
+	id, err := uuid.Parse(q.Get("resource_id"))
+	if !linkformIDPattern.MatchString(formID) || err != nil ||
+		(q.Get("resource_type") != "" && q.Get("resource_type") != payment.ResourceCharge) {
+		lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+		return
+	}
+	sess, st, err := lf.load(r)
+	if err != nil || len(st.Forms) == 0 {
+		lf.fail(w, r, http.StatusForbidden, loc, "expired", nil)
+		return
+	}
+	found := false // an open form of this label, whatever the charge
+	for i := len(st.Forms) - 1; i >= 0; i-- {
+		pf := &st.Forms[i]
+		if pf.Params.FormID != formID || pf.Params.Checkout != "payment" ||
+			lf.now().Sub(time.Unix(pf.Created, 0)) > linkformMaxAge {
+			continue
+		}
+		found = true
+		caller, err := lf.svc.BrowserCaller(r.Context(), st.Tokens[pf.Params.TokenID], lf.origin)
+		if err != nil || caller.Token().ID.String() != pf.Params.TokenID {
+			continue // revoked since the form was opened
+		}
+		ch, err := lf.svc.Charge(r.Context(), caller, caller.Token().StoreID, id, linkformChargeWait)
+		if err != nil {
+			if payment.IsNotFound(err) {
+				continue
+			}
+			lf.log.Error("link form: reading the charge", "error", err)
+			lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
+			return
+		}
+		if !chargeOfForm(ch, pf) {
+			continue
+		}
+		params := pf.Params
+		if params.Locale != "" {
+			loc = message.Locale(params.Locale)
+		}
+		if pf.Done != "" && pf.Done != ch.ID.String() {
+			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
+			return
+		}
+		out := chargeOutcome(ch.Status)
+		if pf.Done == "" && out != outcomeFailure {
+			pf.Done = ch.ID.String()
+			if err := lf.save(w, r, sess, st); err != nil {
+				lf.log.Error("link form: saving the session", "error", err)
+			}
+		}
+		lf.finish(w, r, loc, params, out, ch.TokenID.String(), ch.ID.String(), true)
+		return
+	}
+	if !found {
+		lf.fail(w, r, http.StatusForbidden, loc, "expired", nil)
+		return
+	}
+	lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
 }
 
 // outcome is where a finished form sends the shopper.
@@ -656,8 +767,12 @@ func metaString(m payment.Metadata, key string) string {
 }
 
 // finish redirects to the merchant's URL for the outcome, or shows the
-// result.
-func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID string) {
+// result. returned says the shopper came back from the issuer's page: a
+// redirect to another origin at the end of the redirects its form's
+// submission started would be checked against that page's form-action,
+// which knows only the gateway, so the result page moves on by itself
+// (a refresh) instead.
+func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID string, returned bool) {
 	target := ""
 	switch out {
 	case outcomeSuccess:
@@ -672,7 +787,7 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.L
 	}
 	if target != "" {
 		target = withIDs(target, tokenID, chargeID)
-		if p.AutoRedir {
+		if p.AutoRedir && !returned {
 			http.Redirect(w, r, target, http.StatusSeeOther)
 			return
 		}
@@ -685,7 +800,7 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.L
 	data := lfPage{
 		Lang: loc, T: message.LinkForm.In(loc), Title: formText(loc, "r_"+key+"_title"),
 		Result: key, ResultText: formText(loc, "r_"+key+"_text"), ReturnURL: target,
-		Params: p, ChargeID: chargeID, TokenID: tokenID,
+		Params: p, ChargeID: chargeID, TokenID: tokenID, Refresh: p.AutoRedir && target != "",
 	}
 	if p.Checkout == "payment" && p.Amount > 0 {
 		data.AmountText = amountText(p.Amount, p.Currency)
@@ -785,6 +900,7 @@ type lfPage struct {
 	Metadata     string
 	WidgetLocale string
 	CaptureAttr  string
+	Heading      string
 	AmountText   string
 	AmountAttr   string
 	PayLabel     string
@@ -794,8 +910,10 @@ type lfPage struct {
 	Result     string
 	ResultText string
 	ReturnURL  string
-	ChargeID   string
-	TokenID    string
+	// Refresh: the result page goes on to ReturnURL by itself.
+	Refresh  bool
+	ChargeID string
+	TokenID  string
 
 	ErrorKey  string
 	ErrorText string

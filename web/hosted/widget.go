@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,9 @@ import (
 // payment), amount (minor units), currency, tokenType (one_time | recurring
 // | subscription), capture (false = authorise only), email, metadata (a
 // JSON object), locale (message.Negotiate: ja, en, ja-JP, … or auto for the
-// browser's), inline (true = fields only; the embedding page submits).
+// browser's), inline (true = fields only; the embedding page submits),
+// paymentTypes (what the shopper may pay with, comma-separated:
+// parsePaymentTypes).
 //
 // The server checks the token (signature, not revoked, a store token) and
 // that origin is one of its domains or the gateway itself; it answers with
@@ -42,6 +45,14 @@ import (
 // script runs. static/widget.js then adds the protocol with the loader and
 // the API calls, and a fallback formatting and validation, until the Go
 // WebAssembly (wasm/widget) takes the fields over.
+//
+// Payments the shopper approves elsewhere happen inside the frame too: a
+// card charge whose issuer asks for a 3-D Secure challenge shows the
+// issuer's page (the sandbox's, on this origin) in an inner frame, and an
+// online wallet shows the wallet page's QR code and a link to it, while the
+// frame polls the charge. Only the hosted link form, a page of the
+// gateway's own, sends the whole tab to the challenge and back
+// (returnURL).
 
 // maxFrameQuery bounds the frame's query string: a JWT, a few numbers and
 // the merchant's metadata.
@@ -100,6 +111,10 @@ type frameParams struct {
 	Email     string
 	Metadata  json.RawMessage // a JSON object, or nil
 	Inline    bool
+	// Card and Wallets are what the shopper may pay with: the card form,
+	// and the online wallets' buttons (walletBrands' brands).
+	Card    bool
+	Wallets []string
 }
 
 // problem is why the frame cannot be shown, for the error page.
@@ -192,7 +207,108 @@ func parseFrameParams(q url.Values) (*frameParams, *problem) {
 		b, _ := json.Marshal(m)
 		fp.Metadata = b
 	}
+	var ok bool
+	if fp.Card, fp.Wallets, ok = parsePaymentTypes(q.Get("paymentTypes")); !ok {
+		return nil, errBadParams
+	}
+	// A wallet pays at once, once: no token to keep, nothing to authorise
+	// now and capture later.
+	if fp.Checkout != "payment" || fp.TokenType != "one_time" || !fp.Capture {
+		fp.Wallets = nil
+	}
+	if !fp.Card && len(fp.Wallets) == 0 {
+		fp.Card = true
+	}
 	return fp, nil
+}
+
+// walletBrands are the online wallets (payment_type "online") the widget
+// offers, in the order of its buttons, with the names they go by. WeChat
+// Pay (we_chat_online) is not among them: paid from a browser, the API
+// wants the shopper's IP address with its token, which a page cannot know.
+var walletBrands = []struct{ brand, name string }{
+	{"pay_pay_online", "PayPay"}, {"alipay_online", "Alipay"}, {"alipay_plus_online", "Alipay+"},
+	{"d_barai_online", "d払い"},
+}
+
+// cardNames are the paymentTypes that mean the card form: "card", and the
+// card brands UnivaPay's widget filters on.
+var cardNames = []string{"card", "visa", "mastercard", "jcb", "american_express", "diners_club", "discover", "unionpay", "maestro"}
+
+// maxPaymentTypes bounds the paymentTypes list.
+const maxPaymentTypes = 32
+
+// parsePaymentTypes reads the loader's paymentTypes: UnivaPay's
+// paymentType ("card", "online") or paymentTypes (those, card brands and
+// online brands), comma-separated. "online" is every wallet the widget
+// offers. What the widget cannot take (konbini, paidy, bank transfers,
+// WeChat Pay, merchant QR codes) is left out, as it was before wallets
+// were offered: the card form shows when nothing else is left. ok is
+// false for a list no loader sends (too long, or not names).
+func parsePaymentTypes(raw string) (card bool, wallets []string, ok bool) {
+	if strings.TrimSpace(raw) == "" {
+		return true, nil, true
+	}
+	items := strings.Split(raw, ",")
+	if len(items) > maxPaymentTypes {
+		return false, nil, false
+	}
+	want := map[string]bool{}
+	for _, it := range items {
+		it = strings.ToLower(strings.TrimSpace(it))
+		if it == "" {
+			continue
+		}
+		if len(it) > 40 || strings.Trim(it, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+			return false, nil, false
+		}
+		switch {
+		case slices.Contains(cardNames, it):
+			card = true
+		case it == "online":
+			for _, b := range walletBrands {
+				want[b.brand] = true
+			}
+		default:
+			want[it] = true
+		}
+	}
+	for _, b := range walletBrands {
+		if want[b.brand] {
+			wallets = append(wallets, b.brand)
+		}
+	}
+	return card, wallets, true
+}
+
+// walletName is the name a wallet brand goes by.
+func walletName(brand string) string {
+	for _, b := range walletBrands {
+		if b.brand == brand {
+			return b.name
+		}
+	}
+	return brand
+}
+
+// returnURL is where the hosted link form wants the shopper's tab sent
+// back after a 3-D Secure challenge: its /forms/{id}/return, when the
+// frame is on the gateway's own page (origin) and its metadata names the
+// form (the link form puts metaFormID there). "" otherwise: merchants'
+// pages keep the challenge inside the frame.
+func (wp *widgetPage) returnURL(origin string, metadata json.RawMessage) string {
+	if origin != wp.origin || wp.origin == "" || metadata == nil {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(metadata, &m) != nil {
+		return ""
+	}
+	id, _ := m[metaFormID].(string)
+	if !linkformIDPattern.MatchString(id) {
+		return ""
+	}
+	return wp.origin + "/forms/" + id + "/return"
 }
 
 // frameAncestors is the CSP frame-ancestors value for a token's domains:
@@ -217,10 +333,13 @@ func frameAncestors(domains []string) string {
 
 // framePolicy is the frame's Content-Security-Policy: nothing inline,
 // everything from the gateway, WebAssembly allowed, framed only by
-// ancestors.
+// ancestors. frame-src and form-action 'self' let it post a 3-D Secure
+// challenge's payload to the sandbox's page in an inner frame: the page is
+// on the gateway's origin. (A real issuer's page would be another origin,
+// to be listed here.)
 func framePolicy(ancestors string) string {
 	return "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
-		"connect-src 'self'; font-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; " +
+		"connect-src 'self'; font-src 'self'; frame-src 'self'; form-action 'self'; base-uri 'none'; object-src 'none'; " +
 		"frame-ancestors " + ancestors
 }
 
@@ -248,6 +367,8 @@ type frameView struct {
 	PayLabel   string
 	Inline     bool
 	AskEmail   bool
+	Card       bool
+	Wallets    []walletView
 	ThemeURL   string
 	Config     template.JS
 	BrandAttrs template.HTMLAttr
@@ -257,6 +378,9 @@ type frameView struct {
 }
 
 type brandMark struct{ Name, Label, URL string }
+
+// walletView is a wallet's button.
+type walletView struct{ Brand, Name string }
 
 // brandLabels name the marks shown; the order is the accepted-cards row.
 var brandLabels = []struct{ name, label string }{
@@ -315,13 +439,22 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !info.Store.Settings.CardEnabled {
+		fp.Card = false
+	}
+	if !fp.Card && len(fp.Wallets) == 0 {
 		wp.fail(w, lang, errNoCards, origin, instance, ancestors)
 		return
 	}
 	t := message.Frame.In(lang)
 	v := frameView{
 		Lang: lang, T: t, StoreName: info.Store.Name, TestMode: info.Mode == payment.ModeTest,
-		Inline: fp.Inline, AskEmail: fp.Email == "", ThemeURL: themeURL(info.Store.Settings.Theme),
+		Inline: fp.Inline, AskEmail: fp.Email == "" && fp.Card, ThemeURL: themeURL(info.Store.Settings.Theme),
+		Card: fp.Card,
+	}
+	wallets := []map[string]string{}
+	for _, b := range fp.Wallets {
+		v.Wallets = append(v.Wallets, walletView{Brand: b, Name: walletName(b)})
+		wallets = append(wallets, map[string]string{"brand": b, "name": walletName(b)})
 	}
 	if fp.HasAmount && fp.Currency != "" {
 		v.AmountText = amountText(fp.Amount, fp.Currency)
@@ -355,7 +488,14 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		"checkout": fp.Checkout, "tokenType": fp.TokenType, "capture": fp.Capture,
 		"currency": fp.Currency, "email": fp.Email, "inline": fp.Inline, "locale": lang,
 		"wasm": v.WasmURL, "wasmExec": v.WasmExec, "messages": message.FrameScript.In(lang),
-		"amountText": v.AmountText,
+		"amountText": v.AmountText, "card": fp.Card, "wallets": wallets,
+		"threeDS": "normal", "returnUrl": wp.returnURL(origin, fp.Metadata),
+	}
+	// Card charges ask for 3-D Secure where the issuer wants it (normal);
+	// a store that requires it for every card gets require, which a
+	// charge's own mode would otherwise override.
+	if info.Store.Settings.ThreeDSRequired {
+		cfg["threeDS"] = "require"
 	}
 	if fp.HasAmount {
 		cfg["amount"] = fp.Amount

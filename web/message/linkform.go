@@ -20,6 +20,7 @@ var LinkForm = newTable("link form", map[string]Text{
 		"テストモードです。実際の請求は発生しません。4000\u00a00200\u00a00000\u00a00000（成功）または 4111\u00a01111\u00a01111\u00a01111（拒否）をお試しください。",
 	},
 	"card_details": {"Card details", "カード情報"},
+	"pay_method":   {"How would you like to pay?", "お支払い方法"},
 	"token_summary": {
 		"Save a card with %s for later payments.",
 		"%s での今後のお支払いのためにカードを登録します。",
@@ -97,6 +98,10 @@ var LinkForm = newTable("link form", map[string]Text{
 		"%s が長すぎるか、制御文字を含んでいます。",
 	},
 	"p_locale": {"locale must be ja, en or auto.", "locale は ja、en、auto のいずれかです。"},
+	"p_payment_types": {
+		"paymentTypes must be a comma-separated list of payment types, such as card,pay_pay_online.",
+		"paymentTypes は card,pay_pay_online のようにカンマ区切りで指定してください。",
+	},
 	"p_redirect": {
 		"%s must be an http(s) URL (up to 1024 characters) on one of the app token's domains.",
 		"%s はアプリトークンのドメイン上の http(s) URL（1024 文字以内）である必要があります。",

@@ -95,6 +95,7 @@ ${body}
         currency: q.currency || "JPY",
         locale: q.locale || undefined,
         email: q.email || undefined,
+        paymentTypes: q.paymentTypes ? q.paymentTypes.split(",") : undefined,
       };
       switch (`${req.method} ${url.pathname}`) {
         case "GET /merchant.js":
@@ -124,7 +125,7 @@ ${body}
           // The HTML API: a span inside a form, no script of the merchant's.
           const body = `<form id="order" method="post" action="/submit">
 <input type="hidden" name="orderRef" value="A-1003">
-<span data-app-id="${esc(appId)}" data-checkout="payment" data-amount="${common.amount}" data-currency="${esc(common.currency.toLowerCase())}" data-auto-submit="true"${q.locale ? ` data-locale="${esc(q.locale)}"` : ""}></span>
+<span data-app-id="${esc(appId)}" data-checkout="payment" data-amount="${common.amount}" data-currency="${esc(common.currency.toLowerCase())}" data-auto-submit="true"${q.locale ? ` data-locale="${esc(q.locale)}"` : ""}${q.paymentTypes ? ` data-payment-types="${esc(q.paymentTypes)}"` : ""}></span>
 </form>`;
           return html(res, page("HTML-mode checkout", body, { mode: "html", ...common }));
         }

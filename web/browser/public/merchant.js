@@ -48,6 +48,7 @@
   };
   if (cfg.locale) { options.locale = cfg.locale; }
   if (cfg.email) { options.email = cfg.email; }
+  if (cfg.paymentTypes) { options.paymentTypes = cfg.paymentTypes; }
 
   var payBtn = document.getElementById("pay");
   if (cfg.mode === "modal") {
