@@ -74,6 +74,10 @@ type Approval struct {
 // Expired reports whether the approval has run out of time at now.
 func (a *Approval) Expired(now time.Time) bool { return !now.Before(a.ExpiresOn) }
 
+// TriesLeft is how many more one-time codes a challenge takes before a
+// wrong one fails it, for its page to say.
+func (a *Approval) TriesLeft() int { return max(0, maxChallengeTries-a.Tries) }
+
 // Sandbox approval rules (the README's Sandbox section).
 const (
 	// ChallengeCode is the one-time code that passes a sandbox challenge.
