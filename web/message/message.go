@@ -1,8 +1,8 @@
 // Package message is the one catalogue of what Kessai's pages and scripts
 // say to people, in Japanese and English: the gateway's widget frame and
 // the scripts that run in it (including the card fields' messages the Go
-// WebAssembly shows), the loader merchants embed, the hosted link form, and
-// the demo storefront. It also holds the rules every page shares for
+// WebAssembly shows), the loader merchants embed, the hosted link form, the
+// sandbox's 3-D Secure and wallet pages, and the demo storefront. It also holds the rules every page shares for
 // choosing a language (Negotiate) and writing an amount of money (Amount).
 //
 // Each page has a Table of texts by key; every key has both languages.
@@ -90,7 +90,7 @@ func (t *Table) In(l Locale) map[string]string {
 
 // Tables are every table of the catalogue.
 func Tables() []*Table {
-	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo}
+	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo, Sandbox}
 }
 
 // verbs returns the fmt verbs of a text in order ("%s", "%d", "%q"); "%%"
