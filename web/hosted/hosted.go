@@ -1,9 +1,10 @@
 // Package hosted serves the gateway's own pages, on the gateway's origin
 // beside its JSON API: the widget frame that merchants' pages embed
-// (/widget/), the hosted link form (/forms/), and the static files they and
+// (/widget/), the hosted link form (/forms/), the pages the sandbox
+// acquirer shows shoppers (/sandbox/: a 3-D Secure challenge, a wallet's
+// payment screen and its QR code), and the static files they and
 // merchants' pages load (/static/, and the loader at UnivaPay's address,
-// /client/checkout.js). The pages the sandbox acquirer will show shoppers
-// (a 3-D Secure challenge, a QR wallet) belong here too.
+// /client/checkout.js).
 //
 // Every text comes from the message catalogue (web/message) in the language
 // message.Negotiate picks, and the scripts get theirs from the pages and
@@ -40,7 +41,8 @@ type Config struct {
 }
 
 // pages serves everything on the gateway's origin that is not the JSON
-// API: static files, the widget frame, the hosted link form.
+// API: static files, the widget frame, the hosted link form, the
+// sandbox's approval pages.
 type pages struct {
 	cfg Config
 	log *slog.Logger
@@ -50,7 +52,7 @@ type pages struct {
 // here and everything else to the API. "/client/" mirrors UnivaPay's
 // widget host layout (/client/checkout.js), so a shop switching over only
 // changes the host.
-var Paths = []string{"/static/", "/client/", "/widget/", "/forms/", "/forms"}
+var Paths = []string{"/static/", "/client/", "/widget/", "/forms/", "/forms", sandboxRoot}
 
 // New returns the handler of the gateway's pages.
 func New(cfg Config) (http.Handler, error) {
@@ -66,6 +68,9 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, err
 	}
 	if err := p.formRoutes(mux); err != nil {
+		return nil, err
+	}
+	if err := p.sandboxRoutes(mux); err != nil {
 		return nil, err
 	}
 	return mux, nil
