@@ -43,7 +43,10 @@ if (skip) {
   const { startGateway } = await import("../harness.mjs");
 
   test("PHP SDK conformance (univapay-php-sdk 6.7.6)", { timeout: 10 * 60_000 }, async (t) => {
-    const gw = await startGateway();
+    // Short long-polls: an awaiting charge is still in flight, so each
+    // awaitResult that finds one already awaiting would otherwise be held
+    // for the gateway's full default wait.
+    const gw = await startGateway({ env: { KESSAI_POLL_WAIT: "250ms" } });
     try {
       const lines = [];
       const stderr = [];

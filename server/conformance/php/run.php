@@ -34,13 +34,20 @@ use Money\Currency;
 use Money\Money;
 use Univapay\Enums\ActiveFilter;
 use Univapay\Enums\AppTokenMode;
+use Univapay\Enums\CallMethod;
 use Univapay\Enums\CancelStatus;
 use Univapay\Enums\CardBrand;
 use Univapay\Enums\ChargeStatus;
 use Univapay\Enums\CursorDirection;
+use Univapay\Enums\OnlineBrand;
+use Univapay\Enums\OsType;
+use Univapay\Enums\PaymentType;
+use Univapay\Enums\QrBrandMerchant;
 use Univapay\Enums\RecurringTokenPrivilege;
 use Univapay\Enums\RefundReason;
 use Univapay\Enums\RefundStatus;
+use Univapay\Enums\ThreeDSMode;
+use Univapay\Enums\ThreeDSStatus;
 use Univapay\Enums\TokenType;
 use Univapay\Enums\TransactionType;
 use Univapay\Enums\UsageLimit;
@@ -58,10 +65,17 @@ use Univapay\Resources\Authentication\StoreAppJWT;
 use Univapay\Resources\Charge;
 use Univapay\Resources\Merchant;
 use Univapay\Resources\PaymentData\Address;
+use Univapay\Resources\PaymentData\OnlineData;
 use Univapay\Resources\PaymentData\PhoneNumber;
 use Univapay\Resources\PaymentMethod\CardPayment;
 use Univapay\Resources\PaymentMethod\CardPaymentPatch;
+use Univapay\Resources\PaymentMethod\OnlinePayment;
 use Univapay\Resources\PaymentMethod\PaymentMethodPatch;
+use Univapay\Resources\PaymentMethod\QrMerchantPayment;
+use Univapay\Resources\PaymentThreeDS;
+use Univapay\Resources\PaymentToken\OnlineToken;
+use Univapay\Resources\PaymentToken\QrMerchantToken;
+use Univapay\Resources\PaymentToken\ThreeDSIssuerToken;
 use Univapay\Resources\Redirect;
 use Univapay\Resources\Store;
 use Univapay\Resources\TransactionToken;
@@ -175,6 +189,59 @@ function ids(array $items): array
     return array_map(function ($it) {
         return $it->id;
     }, $items);
+}
+
+/**
+ * An HTTP request with PHP's own means (curl, else its stream wrapper), for
+ * what is not the API: the sandbox's pages and images. Answers [status,
+ * content type, body].
+ */
+function httpRequest(string $method, string $url, ?string $json = null): array
+{
+    $headers = ['Accept: application/json, image/png'];
+    if ($json !== null) {
+        $headers[] = 'Content-Type: application/json';
+    }
+    if (extension_loaded('curl')) {
+        $h = curl_init($url);
+        curl_setopt_array($h, [
+            CURLOPT_CUSTOMREQUEST => $method, CURLOPT_HTTPHEADER => $headers, CURLOPT_RETURNTRANSFER => true,
+            CURLOPT_TIMEOUT => 10,
+        ] + ($json !== null ? [CURLOPT_POSTFIELDS => $json] : []));
+        $body = curl_exec($h);
+        check($body !== false, "$method $url: " . curl_error($h));
+        return [curl_getinfo($h, CURLINFO_RESPONSE_CODE), (string) curl_getinfo($h, CURLINFO_CONTENT_TYPE), $body];
+    }
+    $context = stream_context_create(['http' => [
+        'method' => $method, 'header' => implode("\r\n", $headers), 'content' => $json ?? '',
+        'ignore_errors' => true, 'timeout' => 10,
+    ]]);
+    $body = file_get_contents($url, false, $context);
+    check($body !== false, "$method $url failed");
+    $status = 0;
+    $type = '';
+    foreach ($http_response_header as $line) {
+        if (preg_match('#^HTTP/\S+ (\d{3})#', $line, $m)) {
+            $status = (int) $m[1];
+        } elseif (stripos($line, 'content-type:') === 0) {
+            $type = trim(substr($line, strlen('content-type:')));
+        }
+    }
+    return [$status, $type, $body];
+}
+
+/**
+ * The shopper's action on an approval's page (a wallet's or a 3-D Secure
+ * challenge's), through its scripted endpoint: POST {page}/act. Answers
+ * the approval's status afterwards.
+ */
+function sandboxAct(string $page, array $action): string
+{
+    [$status, , $body] = httpRequest('POST', "$page/act", json_encode($action));
+    check($status === 200, "POST $page/act " . json_encode($action) . ": $status $body");
+    $answer = json_decode($body, true);
+    check(is_array($answer) && is_string($answer['status'] ?? null), "POST $page/act answered $body");
+    return $answer['status'];
 }
 
 // ---- the gateway and clients
@@ -645,7 +712,9 @@ op('Charge::capture of a captured charge', function () use (&$S) {
 });
 
 op('UnivapayClient::createCharge with capture_at a day ahead', function () use ($client) {
-    $at = date_create('+1 day midnight');
+    // A whole second a day ahead (midnight would be under the hour's
+    // minimum when run after 23:00).
+    $at = date_create('@' . (time() + 86400));
     $t = $client->createToken(cardPayment(OK_CARD, TokenType::ONE_TIME()));
     $c = $client->createCharge($t->id, Money::JPY(1000), false, $at)->awaitResult(5);
     same($c->status, ChargeStatus::AUTHORIZED(), 'status');
@@ -981,6 +1050,215 @@ op('Store::listTransactions', function () use (&$S) {
     check(count($list->items) >= 6, 'history of the store');
 });
 
+// ---- online wallets, merchant QR and 3-D Secure
+//
+// The shopper's part (paying on the wallet's page, answering the 3-D
+// Secure challenge) is played through the sandbox pages' scripted
+// endpoint, POST {page}/act, with PHP's own HTTP (sandboxAct), as a test
+// drives them without a browser.
+
+const CHALLENGE_CARD = '4000002760003184';
+const CHALLENGE_CODE = '123456';
+const THREE_DS_CONTENT_TYPE = 'application/x-www-form-urlencoded; charset=UTF-8';
+
+/** The wallet page an online issuer token sends the shopper to. */
+function walletPage(OnlineToken $it): string
+{
+    global $endpoint;
+    if ($it->callMethod === CallMethod::SDK() || $it->callMethod === CallMethod::APP()) {
+        // An app's issuer token is the bare key, which the sandbox's page
+        // takes in place of the wallet's own token.
+        check((bool) preg_match('/^[A-Z2-7]{26}$/', (string) $it->issuerToken), "not a bare key: $it->issuerToken");
+        return "$endpoint/sandbox/wallet/$it->issuerToken";
+    }
+    check((bool) preg_match('#^' . preg_quote($endpoint, '#') . '/sandbox/wallet/[A-Z2-7]{26}$#', (string) $it->issuerToken),
+        "not the gateway's wallet page: $it->issuerToken");
+    return $it->issuerToken;
+}
+
+op('UnivapayClient::createToken (online, OnlinePayment)', function () use ($client, &$S) {
+    // The SDK writes brand and call method as its enums' names
+    // (PAY_PAY_ONLINE, HTTP_GET); the token answers their values.
+    $t = $client->createToken(new OnlinePayment('test@test.com', OnlineBrand::PAY_PAY_ONLINE(), null, null, CallMethod::HTTP_GET()));
+    check($t instanceof TransactionToken, 'not a TransactionToken');
+    same($t->paymentType, PaymentType::ONLINE(), 'payment type');
+    same($t->type, TokenType::ONE_TIME(), 'type');
+    check($t->data instanceof OnlineData, 'data is not OnlineData');
+    same($t->data->brand, OnlineBrand::PAY_PAY_ONLINE(), 'brand');
+    same($t->data->callMethod, CallMethod::HTTP_GET(), 'call method');
+    check($t->data->osType === null, 'os type');
+    $S['onlineToken'] = $t;
+});
+
+op('TransactionToken::createCharge (online), Charge::awaitResult until awaiting', function () use (&$S) {
+    $c = needs($S, 'onlineToken')->createCharge(Money::JPY(1500));
+    same($c->status, ChargeStatus::PENDING(), 'status');
+    $c = $c->awaitResult(5);
+    same($c->status, ChargeStatus::AWAITING(), 'status');
+    check($c->chargedAmount === null, 'charged before the shopper paid');
+    $S['onlineCharge'] = $c;
+});
+
+op('Charge::onlineToken (GET …/issuerToken)', function () use (&$S) {
+    $it = needs($S, 'onlineCharge')->onlineToken();
+    check($it instanceof OnlineToken, 'not an OnlineToken');
+    same($it->callMethod, CallMethod::HTTP_GET(), 'call method');
+    walletPage($it);
+    $S['onlineIssuer'] = $it;
+});
+
+op('pay on the wallet page; Charge::awaitResult is successful', function () use (&$S) {
+    same(sandboxAct(walletPage(needs($S, 'onlineIssuer')), ['action' => 'pay']), 'successful', 'the page');
+    $c = needs($S, 'onlineCharge')->awaitResult(5);
+    same($c->status, ChargeStatus::SUCCESSFUL(), 'status');
+    same($c->chargedAmount, Money::JPY(1500), 'charged amount');
+    check($c->error === null, 'error');
+});
+
+op('Charge::onlineToken of an app wallet (SDK, IOS) is the bare key; Fail → failed with 340', function () use ($client) {
+    $t = $client->createToken(new OnlinePayment('test@test.com', OnlineBrand::ALIPAY_PLUS_ONLINE(), null, null, CallMethod::SDK(), null, OsType::IOS()));
+    same($t->data->osType, OsType::IOS(), 'os type');
+    $c = $t->createCharge(Money::JPY(1600))->awaitResult(5);
+    same($c->status, ChargeStatus::AWAITING(), 'status');
+    $it = $c->onlineToken();
+    same($it->callMethod, CallMethod::SDK(), 'call method');
+    same(sandboxAct(walletPage($it), ['action' => 'fail']), 'failed', 'the page');
+    $c = $c->awaitResult(5);
+    same($c->status, ChargeStatus::FAILED(), 'status');
+    same($c->error['code'], 340, 'error code');
+});
+
+op('Charge::onlineToken of a card charge (NOT_ONLINE_CHARGE)', function () use ($client) {
+    $c = paidCharge($client);
+    $e = expectThrows(UnivapayRequestError::class, function () use ($c) {
+        $c->onlineToken();
+    }, 'VALIDATION_ERROR', 'transaction_token_id');
+    same($e->errors[0]['reason'] ?? null, 'NOT_ONLINE_CHARGE', 'reason');
+});
+
+op('Charge::qrMerchantToken (QrMerchantPayment), its PNG, paid on its page', function () use ($client, $endpoint) {
+    $t = $client->createToken(new QrMerchantPayment('test@test.com', QrBrandMerchant::PAY_PAY_MERCHANT()));
+    same($t->paymentType, PaymentType::QR_MERCHANT(), 'payment type');
+    same($t->data->brand, QrBrandMerchant::PAY_PAY_MERCHANT(), 'brand');
+    $c = $t->createCharge(Money::JPY(2400))->awaitResult(5);
+    same($c->status, ChargeStatus::AWAITING(), 'status');
+    $qr = $c->qrMerchantToken();
+    check($qr instanceof QrMerchantToken, 'not a QrMerchantToken');
+    check($qr->ready === true, 'not ready');
+    check((bool) preg_match('#^' . preg_quote($endpoint, '#') . '/sandbox/wallet/[A-Z2-7]{26}/qr\.png$#', (string) $qr->qrImageUrl),
+        "not the gateway's QR code: $qr->qrImageUrl");
+    [$status, $type, $png] = httpRequest('GET', $qr->qrImageUrl);
+    same($status, 200, 'PNG status');
+    check(strpos($type, 'image/png') === 0, "PNG content type $type");
+    same(substr($png, 0, 8), "\x89PNG\r\n\x1a\n", 'PNG signature');
+    same(sandboxAct(substr($qr->qrImageUrl, 0, -strlen('/qr.png')), ['action' => 'pay']), 'successful', 'the page');
+    $c = $c->awaitResult(5);
+    same($c->status, ChargeStatus::SUCCESSFUL(), 'status');
+    same($c->chargedAmount, Money::JPY(2400), 'charged amount');
+});
+
+op('UnivapayClient::createCharge with PaymentThreeDS (force), awaitResult until awaiting', function () use ($client, &$S) {
+    $t = $client->createToken(cardPayment(OK_CARD, TokenType::ONE_TIME()));
+    $threeDS = PaymentThreeDS::withThreeDS('https://shop.example/3ds/done', ThreeDSMode::FORCE());
+    $c = $client->createCharge($t->id, Money::JPY(2000), null, null, null, null, null, $threeDS);
+    same($c->status, ChargeStatus::PENDING(), 'status');
+    check($c->threeDS instanceof PaymentThreeDS, 'no three_ds');
+    same($c->threeDS->mode, ThreeDSMode::FORCE(), 'three_ds mode');
+    same($c->threeDS->redirectEndpoint, 'https://shop.example/3ds/done', 'three_ds redirect endpoint');
+    $c = $c->awaitResult(5);
+    same($c->status, ChargeStatus::AWAITING(), 'status');
+    $S['threeDSCharge'] = $c;
+});
+
+op('Charge::threeDSIssuerToken', function () use ($endpoint, &$S) {
+    $c = needs($S, 'threeDSCharge');
+    $it = $c->threeDSIssuerToken();
+    check($it instanceof ThreeDSIssuerToken, 'not a ThreeDSIssuerToken');
+    same($it->callMethod, CallMethod::HTTP_POST(), 'call method');
+    same($it->paymentType, PaymentType::CARD(), 'payment type');
+    same($it->contentType, THREE_DS_CONTENT_TYPE, 'content type');
+    same($it->payload, ['resource_id' => $c->id, 'resource_type' => 'charge'], 'payload');
+    check((bool) preg_match('#^' . preg_quote($endpoint, '#') . '/sandbox/3ds/[A-Z2-7]{26}$#', (string) $it->issuerToken),
+        "not the gateway's challenge page: $it->issuerToken");
+    $S['threeDSIssuer'] = $it;
+});
+
+op('answer the challenge; Charge::awaitResult is successful', function () use (&$S) {
+    same(sandboxAct(needs($S, 'threeDSIssuer')->issuerToken, ['action' => 'answer', 'code' => CHALLENGE_CODE]), 'successful', 'the page');
+    $c = needs($S, 'threeDSCharge')->awaitResult(5);
+    same($c->status, ChargeStatus::SUCCESSFUL(), 'status');
+    same($c->chargedAmount, Money::JPY(2000), 'charged amount');
+});
+
+op('a wrong code three times; Charge::awaitResult is failed with 358', function () use ($client) {
+    $t = $client->createToken(cardPayment(CHALLENGE_CARD, TokenType::ONE_TIME()));
+    $c = $t->createCharge(Money::JPY(2100), null, null, null, null, null, PaymentThreeDS::withThreeDS('https://shop.example/3ds/done', ThreeDSMode::NORMAL()))
+        ->awaitResult(5);
+    same($c->status, ChargeStatus::AWAITING(), 'status');
+    $page = $c->threeDSIssuerToken()->issuerToken;
+    same(sandboxAct($page, ['action' => 'answer', 'code' => '000000']), 'awaiting', 'after one wrong code');
+    same(sandboxAct($page, ['action' => 'answer', 'code' => '111111']), 'awaiting', 'after two');
+    same(sandboxAct($page, ['action' => 'answer', 'code' => '222222']), 'failed', 'after three');
+    $c = $c->awaitResult(5);
+    same($c->status, ChargeStatus::FAILED(), 'status');
+    same($c->error['code'], 358, 'error code');
+});
+
+op('UnivapayClient::createCharge with PaymentThreeDS::withThreeDSMPI (external MPI data)', function () use ($client) {
+    $t = $client->createToken(cardPayment(OK_CARD, TokenType::ONE_TIME()));
+    $threeDS = PaymentThreeDS::withThreeDSMPI('AJkBBkhgQQAAAE4gSEJydQAAAAA=', '05', '8f1ba7d4-3c0f-4b9a-9d3e-2f5a6c7b8e90',
+        '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', '2.2.0', 'Y');
+    $c = $client->createCharge($t->id, Money::JPY(2200), null, null, null, null, null, $threeDS)->awaitResult(5);
+    same($c->status, ChargeStatus::SUCCESSFUL(), 'status');
+    same($c->threeDS->mode, ThreeDSMode::PROVIDED(), 'three_ds mode');
+});
+
+// TransactionToken::awaitResult re-reads at once, as often as it is told,
+// relying on the server to hold ?polling=true; Kessai holds charge reads,
+// not token reads, so these re-read the token with a pause (eventually), as
+// the CVV authorization above does.
+op('TransactionToken::enableThreeDS(true) on a recurring token (pending, then awaiting)', function () use ($client, &$S) {
+    $t = $client->createToken(cardPayment(CHALLENGE_CARD, TokenType::RECURRING()));
+    $t = $t->enableThreeDS(true, 'https://shop.example/cards/done');
+    check($t instanceof TransactionToken, 'not a TransactionToken');
+    check($t->data->threeDS->enabled === true, '3-D Secure not enabled');
+    same($t->data->threeDS->status, ThreeDSStatus::PENDING(), 'three_ds status');
+    same($t->data->threeDS->redirectEndpoint, 'https://shop.example/cards/done', 'redirect endpoint');
+    $t = eventually(function () use ($t) {
+        return $t->fetch();
+    }, function ($t) {
+        return $t->data->threeDS->status !== ThreeDSStatus::PENDING();
+    }, '3-D Secure of the token');
+    same($t->data->threeDS->status, ThreeDSStatus::AWAITING(), 'three_ds status');
+    $S['threeDSToken'] = $t;
+});
+
+op('TransactionToken::threeDSIssuerToken, the challenge answered: successful', function () use (&$S) {
+    $t = needs($S, 'threeDSToken');
+    $it = $t->threeDSIssuerToken();
+    check($it instanceof ThreeDSIssuerToken, 'not a ThreeDSIssuerToken');
+    same($it->callMethod, CallMethod::HTTP_POST(), 'call method');
+    same($it->paymentType, PaymentType::CARD(), 'payment type');
+    same($it->contentType, THREE_DS_CONTENT_TYPE, 'content type');
+    same($it->payload, ['resource_id' => $t->id, 'resource_type' => 'transaction_token'], 'payload');
+    same(sandboxAct($it->issuerToken, ['action' => 'answer', 'code' => CHALLENGE_CODE]), 'successful', 'the page');
+    $t = eventually(function () use ($t) {
+        return $t->fetch();
+    }, function ($t) {
+        return $t->data->threeDS->status !== ThreeDSStatus::AWAITING();
+    }, 'the answered challenge');
+    same($t->data->threeDS->status, ThreeDSStatus::SUCCESSFUL(), 'three_ds status');
+    $S['threeDSToken'] = $t;
+});
+
+op('TransactionToken::enableThreeDS(false)', function () use (&$S) {
+    $t = needs($S, 'threeDSToken')->enableThreeDS(false);
+    check($t instanceof TransactionToken, 'not a TransactionToken');
+    same($t->id, $S['threeDSToken']->id, 'id');
+    check($t->data->threeDS->enabled === false, '3-D Secure still enabled');
+    check($t->data->threeDS->status === null, 'three_ds status');
+});
+
 // ---- each class of error
 
 op('401 with a wrong secret (UnivapayUnauthorizedError)', function () use ($jwt) {
@@ -1046,11 +1324,7 @@ foreach ([
     'UnivapayClient::createSubscriptionSimulation' => 'subscriptions are not built yet',
     'UnivapayClient::getLatestChargeForSubscription' => 'subscriptions are not built yet',
     'TransactionToken::createSubscription' => 'subscriptions are not built yet',
-    'TransactionToken::enableThreeDS / threeDSIssuerToken' => '3-D Secure is not built yet',
-    'Charge::threeDSIssuerToken (charge with PaymentThreeDS or MPI data)' => '3-D Secure is not built yet',
-    'Charge::qrMerchantToken' => 'QR payments are not built yet',
-    'Charge::onlineToken' => 'online wallets are not built yet',
-    'UnivapayClient::createToken (konbini, QR scan, QR merchant, Paidy, online, Apple Pay)' => 'only card tokens exist',
+    'UnivapayClient::createToken (konbini, QR scan, Paidy, Apple Pay)' => 'only card, online and QR-merchant tokens exist',
     'UnivapayClient::getBankAccount / listBankAccounts' => 'payouts are not built',
     'UnivapayClient::getTransfer / listTransfers, ledgers, status changes' => 'payouts are not built',
     'UnivapayClient::parseWebhookData' => 'webhooks are not built yet',
