@@ -1,7 +1,9 @@
 // Kessai Coffee's checkout script. It uses the gateway's widget, loaded by
 // the <script> tag before this one, in two ways (the third, HTML mode,
 // needs no script of the shop's own):
-//   - modal: a button opens the widget in a dialog;
+//   - modal: a button opens the widget in a dialog, which offers PayPay
+//     beside the card (the shopper pays on the wallet's page and the
+//     widget reports the charge once it is paid);
 //   - inline: the widget's frame sits in the page and the shop's own
 //     button submits it.
 // Either way the widget hands back only the charge id; this script posts
@@ -90,6 +92,7 @@
 
   // Modal: one widget, opened by the button.
   var modal = Checkout.create(options({
+    paymentTypes: ["card", "pay_pay_online"],
     onSuccess: function (r) { place("modal", r); },
     onError: function (e) { if (e && e.fatal) { failed(modalBtn)(e); } },
     closed: function () { if (!posted) { modalBtn.disabled = false; } }

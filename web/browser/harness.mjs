@@ -23,14 +23,20 @@ export * from "./lib/widget.mjs";
 export const CARD_OK = "4000020000000000";
 export const CARD_DECLINED = "4111111111111111";
 export const EXPIRY = `12${String((new Date().getFullYear() + 3) % 100).padStart(2, "0")}`;
+// 3-D Secure: a challenge, then success; a challenge, then a decline (359).
+export const CARD_CHALLENGE = "4000002760003184";
+export const CARD_CHALLENGE_DECLINED = "4000008400001629";
+// The sandbox challenge's one-time code.
+export const CHALLENGE_CODE = "123456";
 
-export function useSuite() {
+/** opts.env: the gateway's environment (KESSAI_WALLET_EXPIRY, …). */
+export function useSuite(opts = {}) {
   const s = {};
   const contexts = [];
   before(
     async () => {
       const started = Date.now();
-      s.gw = await startGateway();
+      s.gw = await startGateway({ env: opts.env });
       s.merchant = await startMerchant({ gateway: s.gw.endpoint });
       const minted = await s.gw.mintAppToken([`127.0.0.1:${s.merchant.port}`, `localhost:${s.merchant.port}`]);
       s.appId = minted.jwt;

@@ -529,6 +529,7 @@ func (d *shop) checkout(w http.ResponseWriter, r *http.Request) {
 	q.Set("pendingRedirectUrl", self+"/orders/return?order="+url.QueryEscape(p.OrderRef))
 	q.Set("failureRedirectUrl", self+"/checkout?result=failed")
 	q.Set("autoRedirect", "true")
+	q.Set("paymentTypes", "card,pay_pay_online")
 	p.Hosted = d.cfg.GatewayURL + "/forms/demo?" + q.Encode()
 	d.save(w, r, s)
 	d.render(w, http.StatusOK, "demo_checkout.html", p, true)

@@ -48,6 +48,11 @@ var Demo = newTable("demo storefront", map[string]Text{
 		"Any future expiry date, any 3-digit CVC and any name.",
 		"有効期限は未来の日付、セキュリティコードは任意の3桁、名義は自由です。",
 	},
+	"test_3ds": {"3-D Secure, code 123456", "3Dセキュア（コード 123456）"},
+	"test_paypay": {
+		"PayPay: choose it in the pop-up, then scan the QR code or open the test page, and press Pay there.",
+		"PayPay：ポップアップで選び、QR コードを読み取るかテスト画面を開いて「支払う」を押してください。",
+	},
 	"shop_title": {"Our coffee", "コーヒー豆と道具"},
 	"shop_sub": {
 		"Roasted every Monday and Thursday. Prices include tax; shipping is free.",
@@ -114,8 +119,8 @@ var Demo = newTable("demo storefront", map[string]Text{
 	"m_modal":       {"Pop-up", "ポップアップ"},
 	"m_modal_short": {"Widget in a dialog", "ダイアログで入力"},
 	"m_modal_text": {
-		"Opens Kessai's card form in a dialog over this page. This is what most shops use.",
-		"Kessai のカード入力フォームをこのページの上にダイアログで開きます。最も一般的な組み込み方です。",
+		"Opens Kessai's payment form in a dialog over this page: a card, or PayPay. This is what most shops use.",
+		"Kessai の決済フォームをこのページの上にダイアログで開きます。カードのほか PayPay も選べます。最も一般的な組み込み方です。",
 	},
 	"m_inline":       {"Embedded", "埋め込み"},
 	"m_inline_short": {"Form in the page", "ページ内で入力"},

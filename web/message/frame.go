@@ -11,6 +11,10 @@ var Frame = newTable("widget frame", map[string]Text{
 		"No real charge is made. Try 4000\u00a00200\u00a00000\u00a00000 with any future date and any CVC.",
 		"実際の請求は発生しません。テストカード 4000\u00a00200\u00a00000\u00a00000 と、未来の有効期限、任意のセキュリティコードでお試しください。",
 	},
+	"testHintWallet": {
+		"No real charge is made. The wallet's page is a simulator: pay, refuse or cancel there.",
+		"実際の請求は発生しません。ウォレットの画面はテスト用です。そこで支払い、拒否、キャンセルを試せます。",
+	},
 	"accepted": {"Accepted cards", "ご利用いただけるカード"},
 	"email":    {"Email", "メールアドレス"},
 	"emailPh":  {"you@example.com", "you@example.com"},
