@@ -973,3 +973,47 @@ func TestSandboxQRCode(t *testing.T) {
 		t.Error("two approvals have the same QR code")
 	}
 }
+
+// TestSandboxTokenChallenge: a card token's 3-D Secure goes through the
+// same page, which charges nothing and says so, and its outcome is the
+// token's.
+func TestSandboxTokenChallenge(t *testing.T) {
+	f := newSandboxFixture(t)
+	ctx := context.Background()
+	tok, err := f.svc.CreateToken(ctx, f.demo.Caller, payment.NewToken{
+		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
+		Card:    &payment.CardInput{Cardholder: "TARO YAMADA", Number: challengeCard, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+		ThreeDS: &payment.ThreeDSSettings{Enabled: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var it *payment.IssuerToken
+	kessaitest.WaitFor(t, 5*time.Second, "the token's challenge", func() bool {
+		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
+			t.Fatal(err)
+		}
+		it, err = f.svc.TokenThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, tok.ID)
+		return err == nil
+	})
+	key := keyOf(t, it.IssuerToken)
+	rec, _ := f.open(t, challengePage(key))
+	wantBody(t, rec, "confirm this card for Kessai Demo Store", "ending in 3184")
+	if strings.Contains(rec.Body.String(), "¥") {
+		t.Error("a token's challenge shows an amount")
+	}
+	done := f.press(t, challengePage(key), "answer", payment.ChallengeCode)
+	wantBody(t, done, sandboxText(message.English, "r_3ds_token_successful_title"))
+	// The token as stored: its 3-D Secure status is what the page changed.
+	var got *payment.TransactionToken
+	if err := f.db.View(ctx, func(tx payment.Tx) error {
+		var err error
+		got, err = tx.Token(ctx, tok.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got.ThreeDS.Status != payment.ThreeDSSuccessful {
+		t.Errorf("token three_ds.status %s", got.ThreeDS.Status)
+	}
+}
