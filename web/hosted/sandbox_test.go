@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/templates"
 	"github.com/kessai/kessai/web/message"
 )
 
@@ -1015,5 +1017,40 @@ func TestSandboxTokenChallenge(t *testing.T) {
 	}
 	if got.ThreeDS.Status != payment.ThreeDSSuccessful {
 		t.Errorf("token three_ds.status %s", got.ThreeDS.Status)
+	}
+}
+
+// TestSandboxTexts: every text the sandbox's templates and pages look up
+// is in the catalogue (a missing one would render as nothing): the
+// templates' .T.key, each outcome of each kind of page, each error page,
+// each wallet's name.
+func TestSandboxTexts(t *testing.T) {
+	src, err := fs.ReadFile(templates.FS, "sandbox.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, m := range regexp.MustCompile(`\.T\.([A-Za-z0-9_]+)`).FindAllStringSubmatch(string(src), -1) {
+		keys = append(keys, m[1])
+	}
+	if len(keys) < 20 {
+		t.Fatalf("only %d texts found in sandbox.html", len(keys))
+	}
+	for _, kind := range []string{"wallet", "3ds", "3ds_token"} {
+		for _, st := range []payment.ApprovalStatus{payment.ApprovalSuccessful, payment.ApprovalFailed, payment.ApprovalCanceled, payment.ApprovalExpired} {
+			keys = append(keys, "r_"+kind+"_"+string(st)+"_title", "r_"+kind+"_"+string(st)+"_text")
+		}
+	}
+	for _, e := range []string{"not_found", "forbidden", "invalid", "internal"} {
+		keys = append(keys, "e_"+e+"_title", "e_"+e+"_text")
+	}
+	for _, l := range walletLooks {
+		keys = append(keys, l.name)
+	}
+	keys = append(keys, lookOf("").name, "acs_title", "acs_lead", "acs_token_lead", "acs_sandbox_code", "acs_wrong", "wallet_title", "wallet_lead")
+	for _, k := range keys {
+		if _, ok := message.Sandbox.Text(k); !ok {
+			t.Errorf("the catalogue's Sandbox has no %q", k)
+		}
 	}
 }
