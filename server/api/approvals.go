@@ -95,6 +95,6 @@ func (s *Server) disableTokenThreeDS(r *http.Request, c *payment.Caller, ids pat
 	if err := s.svc.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
-	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id)
+	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id, 0)
 	return answer(http.StatusOK, tok, err, toWireToken)
 }

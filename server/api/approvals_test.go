@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -701,4 +702,74 @@ func sameJSON(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// TestTokenLongPoll: ?polling=true holds a token read while its 3-D Secure
+// is under way, and answers as soon as the worker or the shopper moved it;
+// a token with nothing under way answers at once.
+func TestTokenLongPoll(t *testing.T) {
+	kessaitest.CheckGoroutines(t)
+	const wait = 5 * time.Second
+	f := newPayFixture(t, payOptions{pollWait: wait})
+	path := storePath(f.storeA1, "/tokens/")
+	poll := func(t *testing.T, id string) (map[string]any, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		m := ok(t, f.do(t, "GET", path+id+"?polling=true", server(f.a1), nil), http.StatusOK)
+		return m, time.Since(start)
+	}
+	id := jstr(f.tokenAt(t, server(f.a1), withData(with(cardBody("4000002760003184"), "type", "recurring"), "three_ds", map[string]any{"enabled": true})), "id")
+
+	// Pending, then moved by the worker while the read is held.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		if _, err := f.svc.ProcessPending(context.Background(), 10); err != nil {
+			t.Errorf("ProcessPending: %v", err)
+		}
+	}()
+	m, took := poll(t, id)
+	if jstr(m, "data.three_ds.status") != "awaiting" || took > wait/2 {
+		t.Errorf("held read answered %q after %v", jstr(m, "data.three_ds.status"), took)
+	}
+
+	// Awaiting the shopper, who answers while the read is held.
+	it := ok(t, f.do(t, "GET", path+id+"/three_ds/issuer_token", server(f.a1), nil), http.StatusOK)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		if _, err := f.svc.ActOnApproval(context.Background(), approvalKey(t, jstr(it, "issuer_token")), payment.ActionAnswer, "123456"); err != nil {
+			t.Errorf("answer: %v", err)
+		}
+	}()
+	m, took = poll(t, id)
+	if jstr(m, "data.three_ds.status") != "successful" || took > wait/2 {
+		t.Errorf("held read answered %q after %v", jstr(m, "data.three_ds.status"), took)
+	}
+
+	// A charge's poll answers when it starts awaiting its shopper: the
+	// poller's next step is the issuer token.
+	tok := jstr(f.tokenAt(t, server(f.a1), onlineBody("pay_pay_online", "web")), "id")
+	ch := f.charge(t, tok, 1000, "JPY")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		if _, err := f.svc.ProcessPending(context.Background(), 10); err != nil {
+			t.Errorf("ProcessPending: %v", err)
+		}
+	}()
+	start := time.Now()
+	m = ok(t, f.do(t, "GET", f.chargePath(ch)+"?polling=true", server(f.a1), nil), http.StatusOK)
+	if jstr(m, "status") != "awaiting" || time.Since(start) > wait/2 {
+		t.Errorf("held charge read answered %q after %v", jstr(m, "status"), time.Since(start))
+	}
+
+	// Nothing under way: at once.
+	if _, took = poll(t, id); took > wait/2 {
+		t.Errorf("a settled token's read was held %v", took)
+	}
+	// Without ?polling=true a token read is never held.
+	other := jstr(f.tokenAt(t, server(f.a1), withData(with(cardBody("4000002760003184"), "type", "recurring"), "three_ds", map[string]any{"enabled": true})), "id")
+	start = time.Now()
+	m = ok(t, f.do(t, "GET", path+other, server(f.a1), nil), http.StatusOK)
+	if jstr(m, "data.three_ds.status") != "pending" || time.Since(start) > wait/2 {
+		t.Errorf("plain read of a pending token: %q after %v", jstr(m, "data.three_ds.status"), time.Since(start))
+	}
 }

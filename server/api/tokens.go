@@ -301,7 +301,7 @@ func (s *Server) createToken(r *http.Request, c *payment.Caller, ids pathIDs) (i
 }
 
 func (s *Server) getToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id)
+	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
 	return answer(http.StatusOK, tok, err, toWireToken)
 }
 

@@ -105,7 +105,7 @@ func (s *Service) Cancel(ctx context.Context, c *Caller, storeID, chargeID, id u
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() bool { return cn.Status == OperationPending })
+	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return string(cn.Status), cn.Status == OperationPending })
 	return cn, err
 }
 

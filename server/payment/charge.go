@@ -84,6 +84,11 @@ type Charge struct {
 	UpdatedOn    time.Time
 }
 
+// stage is where the charge is, for a long poll to see a change.
+func (ch *Charge) stage() string {
+	return string(ch.Status) + "/" + string(ch.CaptureState) + "/" + string(ch.ThreeDS.Status)
+}
+
 // inFlight reports whether the charge is waiting for the worker.
 func (ch *Charge) inFlight() bool {
 	return ch.Status == ChargePending || ch.Status == ChargeAwaiting || ch.CaptureState == CaptureRequested
@@ -363,7 +368,7 @@ func (s *Service) Charge(ctx context.Context, c *Caller, storeID, id uuid.UUID, 
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() bool { return ch.inFlight() })
+	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return ch.stage(), ch.inFlight() })
 	return ch, err
 }
 

@@ -108,7 +108,7 @@ func TestTokenReceipt(t *testing.T) {
 	}
 
 	// Reading the token itself still needs the secret.
-	_, err = f.svc.Token(ctx, page, f.demo.StoreID, tok.ID)
+	_, err = f.svc.Token(ctx, page, f.demo.StoreID, tok.ID, 0)
 	wantCode(t, "the token read by a page", err, payment.CodeInvalidPermissions)
 
 	// A browser on the shop's own origin is not a gateway page, nor is the

@@ -139,7 +139,7 @@ func (s *Service) Refund(ctx context.Context, c *Caller, storeID, chargeID, id u
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() bool { return r.Status == OperationPending })
+	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return string(r.Status), r.Status == OperationPending })
 	return r, err
 }
 

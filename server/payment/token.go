@@ -428,18 +428,34 @@ func (s *Service) visibleToken(ctx context.Context, tx Tx, c *Caller, storeID, i
 
 // Token returns one of a store's transaction tokens. It holds the
 // shopper's e-mail, name and billing address: only a merchant's server
-// (with the secret) may read it.
-func (s *Service) Token(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*TransactionToken, error) {
+// (with the secret) may read it. With wait > 0 it is a long poll, as for
+// charges: while the token's CVV check or 3-D Secure is under way it waits
+// up to wait for it to change (the PHP SDK's awaitResult re-reads at once).
+func (s *Service) Token(ctx context.Context, c *Caller, storeID, id uuid.UUID, wait time.Duration) (*TransactionToken, error) {
 	if err := c.requireSecret(); err != nil {
 		return nil, err
 	}
 	var tok *TransactionToken
-	err := s.storage.View(ctx, func(tx Tx) error {
-		var err error
-		tok, err = s.visibleToken(ctx, tx, c, storeID, id)
-		return err
-	})
+	read := func() error {
+		return s.storage.View(ctx, func(tx Tx) error {
+			var err error
+			tok, err = s.visibleToken(ctx, tx, c, storeID, id)
+			return err
+		})
+	}
+	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return tok.stage(), tok.inFlight() })
 	return tok, err
+}
+
+// stage is where the token's checks are, for a long poll to see a change.
+func (t *TransactionToken) stage() string {
+	return string(t.CVVAuthorize.Status) + "/" + string(t.ThreeDS.Status)
+}
+
+// inFlight reports whether something is under way for the token: its CVV
+// check, or its 3-D Secure (waiting for the issuer or the shopper).
+func (t *TransactionToken) inFlight() bool {
+	return t.CVVAuthorize.Status == CVVAuthPending || t.ThreeDS.Status == ThreeDSPending || t.ThreeDS.Status == ThreeDSAwaiting
 }
 
 // TokenFilter narrows a token list.

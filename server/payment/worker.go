@@ -787,19 +787,32 @@ func (n *changeNotifier) notify(id uuid.UUID) {
 // (Config.LongPollRecheck).
 const longPollRecheck = time.Second
 
-// longPoll reads an object and, while waiting() says it is still being
-// processed, waits for a change up to wait before reading it again.
-func (s *Service) longPoll(ctx context.Context, id uuid.UUID, wait time.Duration, read func() error, waiting func() bool) error {
+// longPoll reads an object and, while progress() says it is still being
+// processed, waits up to wait for it to move on before answering: until
+// it is done, or has reached another stage (a charge that went from
+// pending to awaiting its shopper is news to its poller, who now fetches
+// the issuer token).
+func (s *Service) longPoll(ctx context.Context, id uuid.UUID, wait time.Duration, read func() error, progress func() (stage string, busy bool)) error {
 	if wait <= 0 {
 		return read()
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	first := true
+	var start string
 	for {
 		changed, unsubscribe := s.changes.subscribe(id)
-		if err := read(); err != nil || !waiting() {
+		if err := read(); err != nil {
 			unsubscribe()
 			return err
+		}
+		stage, busy := progress()
+		if first {
+			start, first = stage, false
+		}
+		if !busy || stage != start {
+			unsubscribe()
+			return nil
 		}
 		recheck := time.NewTimer(s.pollRecheck)
 		select {
