@@ -276,6 +276,37 @@ describe("hosted link form", () => {
   });
 });
 
+describe("hosted link form with PayPay", () => {
+  test("the form shows the QR code and a link; paid in a second tab, the form ends on the success URL", async () => {
+    const { page, context, seen } = await s.newPage();
+    const u = new URL("/forms/wallet", s.gw.endpoint);
+    for (const [k, v] of Object.entries({
+      appId: s.appId,
+      amount: "3600",
+      currency: "JPY",
+      order_id: "ORDER-PAYPAY",
+      paymentTypes: "card,pay_pay_online",
+      successRedirectUrl: `${s.merchant.origin}/done?shop=paypay`,
+      autoRedirect: "true",
+    }))
+      u.searchParams.set(k, v);
+    await page.goto(u.href);
+    const { frame } = await widgetFrame(page, s.gw.endpoint, { scope: "#lf-frame" });
+    await frame.click(".kw-wallet[data-brand=pay_pay_online]");
+    await frame.waitForSelector("#kw-wallet:not([hidden])", { timeout: 15_000 });
+    await screenshot(page, "43-linkform-paypay-qr");
+    const tab = await walletTab(context, await frame.getAttribute("#kw-open", "href"));
+    await Promise.all([page.waitForURL(`${s.merchant.origin}/done**`, { timeout: 20_000 }), tab.click("button[value=pay]")]);
+    const back = new URL(page.url());
+    assert.equal(back.searchParams.get("shop"), "paypay");
+    const charge = await s.gw.charge(back.searchParams.get("univapayChargeId"));
+    assert.equal(charge.status, "successful");
+    assert.equal(charge.requested_amount, 3600);
+    assert.equal(charge.metadata?.order_id, "ORDER-PAYPAY");
+    assert.deepEqual(seen.errors, [], "uncaught errors");
+  });
+});
+
 describe("demo storefront", () => {
   test("PayPay in the modal: the order shows paid once the shop's server has checked the charge", async () => {
     const { page, context, seen } = await s.newPage({ viewport: { width: 1200, height: 900 } });

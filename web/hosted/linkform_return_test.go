@@ -241,3 +241,22 @@ func TestLinkformReturnRefuses(t *testing.T) {
 		t.Errorf("an expired form: %d", rec.Code)
 	}
 }
+
+// TestLinkformPaymentTypes: the link form passes what it may be paid with
+// on to its widget, and refuses a list no merchant means.
+func TestLinkformPaymentTypes(t *testing.T) {
+	f := newFormsFixture(t, testGateway)
+	h := f.gateway(t, testGateway)
+	form := openForm(t, h, "wc-checkout", with(baseParams(f), "paymentTypes", "card, PAY_PAY_ONLINE"))
+	if !strings.Contains(form.body, `data-payment-types="card,pay_pay_online"`) || !strings.Contains(form.body, "How would you like to pay?") {
+		t.Errorf("the form does not offer the wallet:\n%s", form.body)
+	}
+	plain := openForm(t, h, "wc-checkout", baseParams(f))
+	if !strings.Contains(plain.body, `data-payment-types=""`) || !strings.Contains(plain.body, "Card details") {
+		t.Errorf("a card form changed:\n%s", plain.body)
+	}
+	if rec := get(t, h, formURL("wc-checkout", with(baseParams(f), "paymentTypes", "card;pay"))); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), "paymentTypes") {
+		t.Errorf("a malformed paymentTypes: %d\n%s", rec.Code, rec.Body)
+	}
+}
