@@ -113,9 +113,11 @@ var widgetFlowCodes = []string{
 }
 
 // widgetFlowPaymentCodes are the charge errors (error.code of a failed
-// charge) that need their own message rather than "declined".
+// charge) that need their own message rather than "declined": among them
+// a wallet payment's ends (refused, canceled, expired).
 var widgetFlowPaymentCodes = []int{
 	304, 305, 309, payment.ErrTooManyCharges, 315, 356, 358, payment.ErrNoGatewaysAvailable,
+	payment.ErrConfirmationExpired, payment.ErrWalletRejected, payment.ErrPaymentCanceled,
 }
 
 func readScripts(t *testing.T) map[string]string {
