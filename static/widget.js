@@ -559,12 +559,12 @@
     try { return !!cfg.returnUrl && window.top !== window && window.top.location.origin === location.origin; } catch (e) { return false; }
   }
 
-  // poll follows a charge until it ends. While it is pending it is read
-  // every so often; once it awaits the shopper (a challenge, a wallet) the
-  // step is shown and the reads wait for a change (?polling=true). Declines
-  // reject with {charge}. The time limit (10 minutes, as the SDKs have)
-  // starts again with the shopper's step, which the gateway itself ends
-  // when it expires.
+  // poll follows a charge until it ends, each read waiting for a change
+  // (?polling=true: the gateway answers when the charge reaches another
+  // stage, e.g. awaiting). Once it awaits the shopper (a challenge, a
+  // wallet) the step is shown. Declines reject with {charge}. The time
+  // limit (10 minutes, as the SDKs have) starts again with the shopper's
+  // step, which the gateway itself ends when it expires.
   function poll(ch, at) {
     var started = Date.now(), wait = 250, errors = 0, shown = false;
     var path = "/stores/" + encodeURIComponent(ch.store_id || cfg.storeId) + "/charges/" + encodeURIComponent(ch.id);
@@ -588,7 +588,7 @@
       return next.then(function () { return sleep(wait); }).then(function () {
         live();
         wait = Math.min(wait * 1.5, 1500);
-        return api("GET", path + (c.status === "awaiting" ? "?polling=true" : ""));
+        return api("GET", path + "?polling=true");
       }).then(function (n) { errors = 0; return step(n); }, function (e) {
         if (e && (e.network || e.http >= 500 || e.http === 429) && ++errors <= 5) { return sleep(1000).then(function () { return step(c); }); }
         throw e;
