@@ -18,8 +18,9 @@ test("a PayPay payment left unpaid expires; the form says the time ran out and o
   // Wallets only: no card form.
   assert.equal(await frame.isHidden("#kw-form"), true);
   await frame.click(".kw-wallet[data-brand=pay_pay_online]");
-  await frame.waitForSelector("#kw-wallet:not([hidden])", { timeout: 15_000 });
-  const err = await waitForLog(page, "onError", { timeout: 20_000 });
+  // The wallet's step may come and go within the 3 s on a busy machine:
+  // what counts is how the payment ends.
+  const err = await waitForLog(page, "onError", { timeout: 30_000 });
   assert.equal(err.value.code, 327, JSON.stringify(err.value));
   assert.equal(err.value.fatal, false);
   await frame.waitForSelector("#kw-methods:not([hidden])");
