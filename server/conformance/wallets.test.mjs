@@ -36,6 +36,9 @@ const expYear = new Date().getFullYear() + 3;
 const onlineToken = (data, g = gw) =>
   g.sdk.transactionTokens.create({ paymentType: "online", type: "one_time", email: "buyer@example.com", data });
 
+const qrMerchantToken = (data) =>
+  gw.sdk.transactionTokens.create({ paymentType: "qr_merchant", type: "one_time", email: "buyer@example.com", data });
+
 const cardToken = (cardNumber, extra = {}, g = gw) =>
   g.sdk.transactionTokens.create({
     paymentType: "card",
@@ -427,12 +430,7 @@ describe("3-D Secure on a recurring token", () => {
 
 describe("merchant-presented QR (pay_pay_merchant)", () => {
   test("GET …/qr answers ready with a PNG; paying its page makes the charge successful", async () => {
-    const token = await gw.sdk.transactionTokens.create({
-      paymentType: "qr_merchant",
-      type: "one_time",
-      email: "buyer@example.com",
-      data: { brand: "pay_pay_merchant" },
-    });
+    const token = await qrMerchantToken({ brand: "pay_pay_merchant" });
     assert.equal(token.paymentType, "qr_merchant");
     assert.equal(token.data.brand, "pay_pay_merchant");
     const ch = await pollCharge((await createCharge(token.id, { amount: 2400 })).id, isAwaiting);
@@ -457,12 +455,7 @@ describe("merchant-presented QR (pay_pay_merchant)", () => {
   });
 
   test("sdk.charges.getIssuerToken of a QR charge is refused (NOT_ONLINE_CHARGE)", async () => {
-    const token = await gw.sdk.transactionTokens.create({
-      paymentType: "qr_merchant",
-      type: "one_time",
-      email: "buyer@example.com",
-      data: { brand: "pay_pay_merchant" },
-    });
+    const token = await qrMerchantToken({ brand: "pay_pay_merchant" });
     const ch = await pollCharge((await createCharge(token.id)).id, isAwaiting);
     const err = await expectAPIError(gw.sdk.charges.getIssuerToken(storeId(), ch.id), {
       code: "VALIDATION_ERROR",

@@ -27,16 +27,6 @@ import {
 
 const s = useSuite();
 
-/** Opens the merchant's modal page and the widget; returns page and frame. */
-async function openModal(query = {}, pageOpts = {}) {
-  const p = await s.newPage(pageOpts);
-  await p.page.goto(s.url("/modal", query));
-  await p.page.click("#pay");
-  const { handle, frame } = await widgetFrame(p.page, s.gw.endpoint);
-  await waitWidgetReady(frame);
-  return { ...p, handle, frame };
-}
-
 /** The issuer's challenge page inside the widget frame, once it shows. */
 async function challengeFrame(frame) {
   await frame.waitForSelector("#kw-3ds:not([hidden])", { timeout: 15_000 });
@@ -67,7 +57,7 @@ function assertClean(seen) {
 
 describe("3-D Secure in the modal", () => {
   test(`a challenge card (${CARD_CHALLENGE}) completed with ${CHALLENGE_CODE} ends in a successful charge`, async () => {
-    const { page, frame, seen } = await openModal({ amount: 2600 });
+    const { page, frame, seen } = await s.openModal({ amount: 2600 });
     await fillCard(frame, { number: CARD_CHALLENGE, exp: EXPIRY });
     await frame.click("#kw-pay");
     const acs = await challengeFrame(frame);
@@ -91,7 +81,7 @@ describe("3-D Secure in the modal", () => {
   });
 
   test("three wrong codes fail the payment; the error shows in the form and another card pays", async () => {
-    const { page, frame, seen } = await openModal({ amount: 2700 });
+    const { page, frame, seen } = await s.openModal({ amount: 2700 });
     await fillCard(frame, { number: CARD_CHALLENGE, exp: EXPIRY });
     await frame.click("#kw-pay");
     const acs = await challengeFrame(frame);
@@ -124,7 +114,7 @@ describe("3-D Secure in the modal", () => {
   });
 
   test(`a card declined after its challenge (${CARD_CHALLENGE_DECLINED}) says it was declined`, async () => {
-    const { page, frame } = await openModal({ amount: 2800 });
+    const { page, frame } = await s.openModal({ amount: 2800 });
     await fillCard(frame, { number: CARD_CHALLENGE_DECLINED, exp: EXPIRY });
     await frame.click("#kw-pay");
     await answer(await challengeFrame(frame), CHALLENGE_CODE);
@@ -137,7 +127,7 @@ describe("3-D Secure in the modal", () => {
 
 /** Opens the modal offering PayPay and chooses it; returns what the wallet step shows. */
 async function choosePayPay(query = {}) {
-  const m = await openModal({ paymentTypes: "card,pay_pay_online", ...query });
+  const m = await s.openModal({ paymentTypes: "card,pay_pay_online", ...query });
   await m.frame.click(".kw-wallet[data-brand=pay_pay_online]");
   await m.frame.waitForSelector("#kw-wallet:not([hidden])", { timeout: 15_000 });
   const link = await m.frame.getAttribute("#kw-open", "href");

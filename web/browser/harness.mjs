@@ -3,6 +3,7 @@
 //   import { useSuite } from "./harness.mjs";
 //   const s = useSuite();   // registers before/after hooks
 //   test("…", async () => { const { page } = await s.newPage(); … });
+//   const { page, frame } = await s.openModal({ amount: 1000 });  // the shop's modal, widget ready
 //
 // The `before` hook starts a real gateway (bin/kessai: `make build` first;
 // nothing is built here) with its demo storefront, the merchant's test shop
@@ -15,6 +16,7 @@ import { after, afterEach, before } from "node:test";
 import { launchBrowser, newPage, screenshot } from "./lib/browser.mjs";
 import { startGateway } from "./lib/gateway.mjs";
 import { startMerchant } from "./lib/merchant.mjs";
+import { waitWidgetReady, widgetFrame } from "./lib/widget.mjs";
 
 export { screenshot };
 export * from "./lib/widget.mjs";
@@ -77,6 +79,19 @@ export function useSuite(opts = {}) {
     const u = new URL(path, s.merchant.origin);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.set(k, v);
     return u.href;
+  };
+  /**
+   * Opens the merchant's modal page (query: its parameters) in a fresh page
+   * and the widget on it; returns the page's fields with the widget's
+   * iframe element (handle) and frame, once the widget is ready.
+   */
+  s.openModal = async (query = {}, pageOpts = {}) => {
+    const p = await s.newPage(pageOpts);
+    await p.page.goto(s.url("/modal", query));
+    await p.page.click("#pay");
+    const { handle, frame } = await widgetFrame(p.page, s.gw.endpoint);
+    await waitWidgetReady(frame);
+    return { ...p, handle, frame };
   };
   return s;
 }

@@ -32,10 +32,13 @@ import {
 const s = useSuite();
 const CARDS = [CARD_OK, CARD_DECLINED];
 
-/** A new page; what the merchant's server receives from here on is checked too. */
-async function start() {
+/**
+ * A new page (opened by open: s.newPage, or s.openModal for the modal);
+ * what the merchant's server receives from here on is checked too.
+ */
+async function start(open = () => s.newPage()) {
   const since = { requests: s.merchant.requests.length, submissions: s.merchant.submissions.length };
-  return { ...(await s.newPage()), since };
+  return { ...(await open()), since };
 }
 
 /** Everything the merchant's origin holds, as strings, labelled. */
@@ -141,12 +144,8 @@ describe("the merchant's page never sees the card number", () => {
   });
 
   test("modal: a decline, then a payment", async () => {
-    const p = await start();
-    const { page } = p;
-    await page.goto(s.url("/modal", { amount: 4100 }));
-    await page.click("#pay");
-    const { frame } = await widgetFrame(page, s.gw.endpoint);
-    await waitWidgetReady(frame);
+    const p = await start(() => s.openModal({ amount: 4100 }));
+    const { page, frame } = p;
     // Typed key by key, as a shopper would (every keystroke is an event).
     await frame.locator("#kw-email").pressSequentially("buyer@example.com");
     await frame.locator("#kw-number").pressSequentially(CARD_DECLINED);

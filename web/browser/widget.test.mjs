@@ -22,16 +22,6 @@ import {
 
 const s = useSuite();
 
-/** Opens the merchant's modal page and the widget; returns page and frame. */
-async function openModal(query = {}, pageOpts = {}) {
-  const p = await s.newPage(pageOpts);
-  await p.page.goto(s.url("/modal", query));
-  await p.page.click("#pay");
-  const { handle, frame } = await widgetFrame(p.page, s.gw.endpoint);
-  await waitWidgetReady(frame);
-  return { ...p, handle, frame };
-}
-
 /** The charge as the API has it (secret token, from Node). */
 async function apiCharge(id) {
   assert.match(id ?? "", /^[0-9a-f-]{36}$/, `not a charge id: ${id}`);
@@ -97,7 +87,7 @@ function assertJapaneseLines(lines, what) {
 
 describe("modal", () => {
   test("4000 0200 0000 0000 ends in a successful charge, verified through the API", async () => {
-    const { page, frame, seen, handle } = await openModal();
+    const { page, frame, seen, handle } = await s.openModal();
     const top0 = await frameTop(page, handle);
     const log0 = await merchantLog(page);
     assert.deepEqual(log0.find((e) => e.kind === "loader")?.value, { same: true }, "UnivapayCheckout is KessaiCheckout");
@@ -143,7 +133,7 @@ describe("modal", () => {
   });
 
   test("a declined card shows the error in the frame; a retry with a good card succeeds", async () => {
-    const { page, frame, seen } = await openModal({ amount: 1200 });
+    const { page, frame, seen } = await s.openModal({ amount: 1200 });
     await fillCard(frame, { number: CARD_DECLINED, exp: EXPIRY });
     await frame.click("#kw-pay");
     const err = await waitForLog(page, "onError");
@@ -309,7 +299,7 @@ describe("keyboard", () => {
   });
 
   test("Escape closes the modal and Tab stays inside it", async () => {
-    const { page, frame } = await openModal();
+    const { page, frame } = await s.openModal();
     const ids = [];
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press("Tab");
@@ -323,7 +313,7 @@ describe("keyboard", () => {
 
 describe("mobile", () => {
   test("on a phone-sized screen the modal fits the width and inputs are at least 16px", async () => {
-    const { page, frame, handle } = await openModal({}, { viewport: { width: 375, height: 667 } });
+    const { page, frame, handle } = await s.openModal({}, { viewport: { width: 375, height: 667 } });
     const sizes = await frame.evaluate(() => Array.from(document.querySelectorAll("input:not([type=hidden])")).map((i) => [i.id, parseFloat(getComputedStyle(i).fontSize)]));
     for (const [id, px] of sizes) assert.ok(px >= 16, `#${id} is ${px}px (iOS zooms below 16px)`);
     await frameTop(page, handle);
@@ -339,7 +329,7 @@ describe("mobile", () => {
 
 describe("Japanese", () => {
   test('locale "ja": labels, field errors and a decline in Japanese', async () => {
-    const { page, frame } = await openModal({ locale: "ja", amount: 2400 });
+    const { page, frame } = await s.openModal({ locale: "ja", amount: 2400 });
     assert.equal(await frame.getAttribute("html", "lang"), "ja");
     assert.equal((await frame.textContent("label[for=kw-number]")).trim(), "カード番号");
     assert.equal((await frame.textContent("label[for=kw-exp]")).trim(), "有効期限");
@@ -373,7 +363,7 @@ describe("Japanese", () => {
   });
 
   test("on a phone, Japanese messages break between phrases", async () => {
-    const { page, frame } = await openModal({ locale: "ja", amount: 2500 }, { viewport: { width: 375, height: 667 } });
+    const { page, frame } = await s.openModal({ locale: "ja", amount: 2500 }, { viewport: { width: 375, height: 667 } });
     const style = await frame.evaluate(() => {
       const cs = getComputedStyle(document.getElementById("kw-alert"));
       return [cs.lineBreak, cs.wordBreak];
