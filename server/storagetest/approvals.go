@@ -2,7 +2,6 @@ package storagetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -269,9 +268,8 @@ func testApprovalRollback(t *testing.T, s payment.Storage) {
 	later := newApproval(w.st, kept.ResourceID, approvalKey("l", 3), 3)
 	// kept moved to another resource.
 	changed := changedApproval(kept, w.otherSt)
-	err := s.Update(t.Context(), func(tx payment.Tx) error {
-		ctx := t.Context()
-		for _, step := range []func() error{
+	updateRolledBack(t, s, func(ctx context.Context, tx payment.Tx) []func() error {
+		return []func() error{
 			func() error { return tx.CreateApproval(ctx, created) },
 			func() error { return tx.CreateApproval(ctx, later) },
 			func() error { return tx.UpdateApproval(ctx, changed) },
@@ -289,16 +287,8 @@ func testApprovalRollback(t *testing.T, s payment.Storage) {
 				_, err := tx.Approval(ctx, created.Key)
 				return err
 			},
-		} {
-			if err := step(); err != nil {
-				return err
-			}
 		}
-		return errRollback
 	})
-	if !errors.Is(err, errRollback) {
-		t.Fatalf("Update returned %v, want the function's error", err)
-	}
 	checkNoKey(t, s, created.Key)
 	checkNoKey(t, s, later.Key)
 	checkNoApprovalFor(t, s, created.ResourceID)

@@ -162,6 +162,25 @@ func testDuplicateIDs(t *testing.T, s payment.Storage) {
 
 var errRollback = errors.New("storagetest: roll back")
 
+// updateRolledBack runs the steps of one transaction of s in order, then
+// fails the transaction so that it rolls back; a step that fails, or an
+// Update that does not return the transaction's own error, fails the test.
+func updateRolledBack(t *testing.T, s payment.Storage, steps func(ctx context.Context, tx payment.Tx) []func() error) {
+	t.Helper()
+	ctx := t.Context()
+	err := s.Update(ctx, func(tx payment.Tx) error {
+		for _, step := range steps(ctx, tx) {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatalf("Update returned %v, want the function's error", err)
+	}
+}
+
 func testUpdateRollsBack(t *testing.T, s payment.Storage) {
 	m := createMerchant(t, s, 1)
 	st := createStore(t, s, m.ID, 1)
@@ -175,9 +194,8 @@ func testUpdateRollsBack(t *testing.T, s payment.Storage) {
 	st2 := newStore(m2.ID, 2)
 	u := &payment.User{ID: payment.NewID(), MerchantID: m2.ID, Email: "rolled@kessai.test", PasswordHash: []byte("h"), CreatedOn: at(2)}
 	tok := newAppToken(m2.ID, st2.ID, 2, "rolled.example")
-	err := s.Update(t.Context(), func(tx payment.Tx) error {
-		ctx := t.Context()
-		for _, step := range []func() error{
+	updateRolledBack(t, s, func(ctx context.Context, tx payment.Tx) []func() error {
+		return []func() error{
 			func() error { return tx.CreateMerchant(ctx, m2) },
 			func() error { return tx.CreateUser(ctx, u) },
 			func() error { return tx.CreateStore(ctx, st2) },
@@ -192,20 +210,15 @@ func testUpdateRollsBack(t *testing.T, s payment.Storage) {
 				return err
 			},
 			func() error { return tx.ReleaseQuota(ctx, payment.QuotaKey{Resource: "app_token", Scope: "other"}) },
-		} {
-			if err := step(); err != nil {
-				return err
-			}
+			func() error {
+				// What was written is visible inside the transaction.
+				if _, err := tx.Store(ctx, st2.ID); err != nil {
+					return fmt.Errorf("own write not visible: %w", err)
+				}
+				return nil
+			},
 		}
-		// What was written is visible inside the transaction.
-		if _, err := tx.Store(ctx, st2.ID); err != nil {
-			return fmt.Errorf("own write not visible: %w", err)
-		}
-		return errRollback
 	})
-	if !errors.Is(err, errRollback) {
-		t.Fatalf("Update returned %v, want the function's error", err)
-	}
 
 	view(t, s, func(ctx context.Context, tx payment.Tx) error {
 		if _, err := tx.Merchant(ctx, m2.ID); !payment.IsNotFound(err) {
@@ -487,9 +500,8 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 	newLine := chargeLine(newCh, 24)
 	changedLine := *line
 	changedLine.Status, changedLine.Amount, changedLine.UpdatedOn = "successful", 1, at(25)
-	ctx := t.Context()
-	err := s.Update(ctx, func(tx payment.Tx) error {
-		for _, step := range []func() error{
+	updateRolledBack(t, s, func(ctx context.Context, tx payment.Tx) []func() error {
+		return []func() error{
 			func() error { return tx.CreateToken(ctx, newTok) },
 			func() error { return tx.CreateCharge(ctx, newCh) },
 			func() error { return tx.CreateRefund(ctx, newR) },
@@ -514,20 +526,15 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 				}
 				return err
 			},
-		} {
-			if err := step(); err != nil {
-				return err
-			}
+			func() error {
+				// What was written is visible inside the transaction.
+				if _, err := tx.Charge(ctx, newCh.ID); err != nil {
+					return fmt.Errorf("own write not visible: %w", err)
+				}
+				return nil
+			},
 		}
-		// What was written is visible inside the transaction.
-		if _, err := tx.Charge(ctx, newCh.ID); err != nil {
-			return fmt.Errorf("own write not visible: %w", err)
-		}
-		return errRollback
 	})
-	if !errors.Is(err, errRollback) {
-		t.Fatalf("Update returned %v, want the function's error", err)
-	}
 	view(t, s, func(ctx context.Context, tx payment.Tx) error {
 		for what, err := range map[string]error{
 			"token":  second(tx.Token(ctx, newTok.ID)),

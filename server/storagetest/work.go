@@ -406,9 +406,8 @@ func testWorkRollback(t *testing.T, s payment.Storage) {
 	createTokens(t, s, tok)
 	ch := newCharge(tok, 1)
 	ch.Status, ch.CaptureState, ch.ChargedAmount = payment.ChargePending, payment.CaptureNone, nil
-	err := s.Update(t.Context(), func(tx payment.Tx) error {
-		ctx := t.Context()
-		for _, step := range []func() error{
+	updateRolledBack(t, s, func(ctx context.Context, tx payment.Tx) []func() error {
+		return []func() error{
 			func() error { return tx.CreateCharge(ctx, ch) },
 			func() error { return tx.EnqueueWork(ctx, payment.WorkAuthorize, ch.ID, now) },
 			func() error { return tx.CompleteWork(ctx, held[0]) },
@@ -422,16 +421,8 @@ func testWorkRollback(t *testing.T, s payment.Storage) {
 				}
 				return err
 			},
-		} {
-			if err := step(); err != nil {
-				return err
-			}
 		}
-		return errRollback
 	})
-	if !errors.Is(err, errRollback) {
-		t.Fatalf("Update returned %v, want the function's error", err)
-	}
 	view(t, s, func(ctx context.Context, tx payment.Tx) error {
 		if _, err := tx.Charge(ctx, ch.ID); !payment.IsNotFound(err) {
 			t.Errorf("charge after rollback: %v, want NOT_FOUND", err)

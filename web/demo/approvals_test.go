@@ -7,9 +7,8 @@ import (
 	"path"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -42,19 +41,9 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func() *payment.Charge {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
-			t.Fatal(err)
-		}
-		got, err := f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	kessaitest.WaitFor(t, 5*time.Second, "the charge to await the shopper", func() bool { return read().Status == payment.ChargeAwaiting })
+	awaiting := servicetest.AwaitCharge(t, f.svc, c, ch.StoreID, ch.ID, "the charge to await the shopper", servicetest.Awaiting)
 	if len(act) == 0 {
-		return read()
+		return awaiting
 	}
 	var it *payment.IssuerToken
 	if card != "" {
@@ -74,12 +63,7 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 			t.Fatal(err)
 		}
 	}
-	var got *payment.Charge
-	kessaitest.WaitFor(t, 5*time.Second, "the charge to end", func() bool {
-		got = read()
-		return got.Status.Final() || got.Status == payment.ChargeAuthorized
-	})
-	return got
+	return servicetest.AwaitCharge(t, f.svc, c, ch.StoreID, ch.ID, "the charge to end", servicetest.Settled)
 }
 
 // TestDemoVerifiesApprovedCharges: a charge paid with PayPay or after a

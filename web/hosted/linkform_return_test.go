@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -36,17 +36,7 @@ func (f *formsFixture) challengeCharge(t testing.TB, tok *payment.IssuedAppToken
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func() *payment.Charge {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
-			t.Fatal(err)
-		}
-		got, err := f.svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	kessaitest.WaitFor(t, 5*time.Second, "the challenge", func() bool { return read().Status == payment.ChargeAwaiting })
+	servicetest.AwaitCharge(t, f.svc, c, ch.StoreID, ch.ID, "the challenge", servicetest.Awaiting)
 	it, err := f.svc.ChargeThreeDSIssuerToken(ctx, c, ch.StoreID, ch.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -62,29 +52,13 @@ func (f *formsFixture) challengeCharge(t testing.TB, tok *payment.IssuedAppToken
 			t.Fatal(err)
 		}
 	}
-	var got *payment.Charge
-	kessaitest.WaitFor(t, 5*time.Second, "the charge to end", func() bool {
-		got = read()
-		return got.Status.Final() || got.Status == payment.ChargeAuthorized
-	})
-	return got
+	return servicetest.AwaitCharge(t, f.svc, c, ch.StoreID, ch.ID, "the charge to end", servicetest.Settled)
 }
 
 // back is the shopper's tab coming back from the issuer's page.
 func (o *openedForm) back(t testing.TB, h http.Handler, query string) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "/forms/"+o.id+"/return?"+query, nil)
-	if o.cookie != nil {
-		req.AddCookie(o.cookie)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	for _, c := range rec.Result().Cookies() {
-		if c.Name == linkformCookie {
-			o.cookie = c
-		}
-	}
-	return rec
+	return o.send(h, httptest.NewRequest(http.MethodGet, "/forms/"+o.id+"/return?"+query, nil))
 }
 
 func returnQuery(id string) string {

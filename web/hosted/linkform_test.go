@@ -147,16 +147,12 @@ var (
 
 func openForm(t testing.TB, h http.Handler, id string, params map[string]string) *openedForm {
 	t.Helper()
-	rec := get(t, h, formURL(id, params))
+	f := &openedForm{id: id}
+	rec := f.send(h, httptest.NewRequest(http.MethodGet, formURL(id, params), nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET form: %d\n%s", rec.Code, rec.Body)
 	}
-	f := &openedForm{id: id, body: rec.Body.String()}
-	for _, c := range rec.Result().Cookies() {
-		if c.Name == linkformCookie {
-			f.cookie = c
-		}
-	}
+	f.body = rec.Body.String()
 	if f.cookie == nil {
 		t.Fatal("no session cookie")
 	}
@@ -178,15 +174,20 @@ func (f *openedForm) complete(t testing.TB, h http.Handler, fields map[string]st
 	req := httptest.NewRequest(http.MethodPost, "/forms/"+f.id+"/complete", strings.NewReader(v.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", testGateway)
-	if f.cookie != nil {
-		req.AddCookie(f.cookie)
-	}
 	for _, o := range opts {
 		o(req)
 	}
+	return f.send(h, req)
+}
+
+// send serves req as the shopper's browser sends it: with the form's
+// session cookie, if it has one, keeping the one the gateway sets.
+func (f *openedForm) send(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	if f.cookie != nil {
+		req.AddCookie(f.cookie)
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	// The browser keeps what the gateway sets.
 	for _, c := range rec.Result().Cookies() {
 		if c.Name == linkformCookie {
 			f.cookie = c

@@ -59,19 +59,8 @@ func newSandboxFixture(t testing.TB) *sandboxFixture {
 // it.
 func (f *sandboxFixture) awaitCharge(t testing.TB, id uuid.UUID) *payment.Charge {
 	t.Helper()
-	ctx := context.Background()
-	var ch *payment.Charge
-	kessaitest.WaitFor(t, 5*time.Second, "the charge to leave pending", func() bool {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if ch, err = f.svc.Charge(ctx, f.demo.Caller, f.demo.StoreID, id, 0); err != nil {
-			t.Fatal(err)
-		}
-		return ch.Status != payment.ChargePending
-	})
-	return ch
+	return servicetest.AwaitCharge(t, f.svc, f.demo.Caller, f.demo.StoreID, id, "the charge to leave pending",
+		func(ch *payment.Charge) bool { return ch.Status != payment.ChargePending })
 }
 
 // charge reads a charge as the merchant's server does, after the worker

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
@@ -163,16 +165,35 @@ func Pay(tb testing.TB, svc *payment.Service, c *payment.Caller, cardNumber stri
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return AwaitCharge(tb, svc, c, ch.StoreID, ch.ID, "the charge to leave pending", Settled)
+}
+
+// AwaitCharge runs the worker (ProcessPending) and reads the charge as c
+// until done holds for it, and returns it then; after 5 s it fails the
+// test, saying it was waiting for what.
+func AwaitCharge(tb testing.TB, svc *payment.Service, c *payment.Caller, storeID, id uuid.UUID, what string, done func(*payment.Charge) bool) *payment.Charge {
+	tb.Helper()
+	ctx := context.Background()
 	var got *payment.Charge
-	kessaitest.WaitFor(tb, 5*time.Second, "the charge to leave pending", func() bool {
+	kessaitest.WaitFor(tb, 5*time.Second, what, func() bool {
 		if _, err := svc.ProcessPending(ctx, 50); err != nil {
 			tb.Fatal(err)
 		}
-		got, err = svc.Charge(ctx, c, ch.StoreID, ch.ID, 0)
-		if err != nil {
+		var err error
+		if got, err = svc.Charge(ctx, c, storeID, id, 0); err != nil {
 			tb.Fatal(err)
 		}
-		return got.Status.Final() || got.Status == payment.ChargeAuthorized
+		return done(got)
 	})
 	return got
+}
+
+// Awaiting holds for a charge that awaits its shopper: a wallet's
+// payment or a 3-D Secure challenge.
+func Awaiting(ch *payment.Charge) bool { return ch.Status == payment.ChargeAwaiting }
+
+// Settled holds for a charge the worker is done with: final, or
+// authorised.
+func Settled(ch *payment.Charge) bool {
+	return ch.Status.Final() || ch.Status == payment.ChargeAuthorized
 }
