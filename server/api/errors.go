@@ -40,6 +40,7 @@ var statusByCode = map[payment.Code]int{
 	payment.CodeNotFound:                     http.StatusNotFound,
 	payment.CodeNotAllowed:                   http.StatusMethodNotAllowed,
 	payment.CodeIdempotencyConflict:          http.StatusConflict,
+	payment.CodeWebhookURLExists:             http.StatusConflict,
 	payment.CodeBodyTooLarge:                 http.StatusRequestEntityTooLarge,
 	payment.CodeTooManyRequests:              http.StatusTooManyRequests,
 	payment.CodeInternal:                     http.StatusInternalServerError,

@@ -46,6 +46,7 @@ const (
 	CodeRecurringTokenDisabled       Code = "RECURRING_TOKEN_DISABLED"
 	CodeRecurringUsageLimit          Code = "RECURRING_USAGE_LIMIT_REQUIRED"
 	CodeCVVAuthorizationNotCompleted Code = "CVV_AUTHORIZATION_NOT_COMPLETED"
+	CodeWebhookURLExists             Code = "WEBHOOK_URL_EXISTS"
 )
 
 // Reasons name what is wrong with one field.

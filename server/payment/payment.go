@@ -157,6 +157,32 @@ type Tx interface {
 	ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*Approval, error)
 	UpdateApproval(ctx context.Context, a *Approval) error
 
+	// Webhooks (webhook.go). WebhookURLTaken reports whether another
+	// webhook of w's merchant, store (uuid.Nil: merchant-level) and mode
+	// has w's URL, compared without regard to ASCII case. ActiveWebhooks
+	// are the active webhooks of mode that hear a store's events: the
+	// store's own and its merchant's merchant-level ones.
+	CreateWebhook(ctx context.Context, w *Webhook) error
+	Webhook(ctx context.Context, id uuid.UUID) (*Webhook, error)
+	UpdateWebhook(ctx context.Context, w *Webhook) error
+	DeleteWebhook(ctx context.Context, id uuid.UUID) error
+	ListWebhooks(ctx context.Context, f WebhookFilter, p ListParams) (Page[*Webhook], error)
+	WebhookURLTaken(ctx context.Context, w *Webhook) (bool, error)
+	ActiveWebhooks(ctx context.Context, merchantID, storeID uuid.UUID, mode Mode) ([]*Webhook, error)
+
+	// Events and their deliveries (event.go). ListEvents returns, oldest
+	// first, up to limit events of f after f.After. ListDeliveries is a
+	// webhook's delivery log, newest first by default; DeliveryFor is the
+	// delivery of one event to one webhook (NOT_FOUND when none).
+	CreateEvent(ctx context.Context, e *Event) error
+	Event(ctx context.Context, id uuid.UUID) (*Event, error)
+	ListEvents(ctx context.Context, f EventFilter, limit int) ([]*Event, error)
+	CreateDelivery(ctx context.Context, d *Delivery) error
+	Delivery(ctx context.Context, id uuid.UUID) (*Delivery, error)
+	DeliveryFor(ctx context.Context, webhookID, eventID uuid.UUID) (*Delivery, error)
+	UpdateDelivery(ctx context.Context, d *Delivery) error
+	ListDeliveries(ctx context.Context, webhookID uuid.UUID, p ListParams) (Page[*Delivery], error)
+
 	// The work queue (see Work). EnqueueWork adds an item due at due,
 	// unclaimed, with no attempts; an item of that kind and id already
 	// queued is left as it is. It is called in the transaction of the state

@@ -31,13 +31,19 @@ type Quota struct {
 type ResourceLimits struct {
 	AppTokens         int
 	TestChargesPerDay int
+	// Webhooks is how many active webhooks a store may have, and a
+	// merchant merchant-level ones; 0 is the default.
+	Webhooks int
 	// DuplicateWindow is the duplicate-charge rule's window.
 	DuplicateWindow time.Duration
 }
 
+// defaultWebhooks is the active webhooks per store and per merchant.
+const defaultWebhooks = 20
+
 // DefaultResourceLimits are the spec's values.
 func DefaultResourceLimits() ResourceLimits {
-	return ResourceLimits{AppTokens: 20, TestChargesPerDay: 1440, DuplicateWindow: 30 * time.Second}
+	return ResourceLimits{AppTokens: 20, TestChargesPerDay: 1440, DuplicateWindow: 30 * time.Second, Webhooks: defaultWebhooks}
 }
 
 func (q Quota) key(scope string, now time.Time) QuotaKey {

@@ -37,6 +37,12 @@ type Service struct {
 	pollRecheck time.Duration
 	// walletExpiry is how long a wallet payment waits for its shopper.
 	walletExpiry time.Duration
+	// encodeEvent renders an event's resource (nil: no events); events
+	// rings for the event streams.
+	encodeEvent EventEncoder
+	events      eventBell
+	// webhookSender delivers webhooks; nil leaves deliveries queued.
+	webhookSender WebhookSender
 }
 
 // Config is what a Service needs besides its parts.
@@ -66,6 +72,11 @@ type Config struct {
 	// before it fails with 327 (CONFIRMATION_PERIOD_EXPIRED). Default 5
 	// minutes.
 	WalletExpiry time.Duration
+	// EncodeEvent renders the resource of each event as the API shows it.
+	// Without it no events are recorded (tests of the rules alone).
+	EncodeEvent EventEncoder
+	// WebhookSender sends webhook deliveries.
+	WebhookSender WebhookSender
 }
 
 // NewService returns a Service over a storage engine.
@@ -82,21 +93,28 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 	if cfg.WalletExpiry <= 0 {
 		cfg.WalletExpiry = defaultWalletExpiry
 	}
-	return &Service{
-		storage:      storage,
-		clock:        clock,
-		codec:        codec,
-		secretKey:    cfg.SecretKey,
-		publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/"),
-		limits:       cfg.Limits,
-		vault:        cfg.Vault,
-		processor:    cfg.Processor,
-		wake:         make(chan struct{}, 1),
-		work:         newWorker(cfg.WorkConcurrency, cfg.WorkLease),
-		pollRecheck:  cfg.LongPollRecheck,
-		walletExpiry: cfg.WalletExpiry,
-		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
+	if cfg.Limits.Webhooks <= 0 {
+		cfg.Limits.Webhooks = defaultWebhooks
 	}
+	s := &Service{
+		storage:       storage,
+		clock:         clock,
+		codec:         codec,
+		secretKey:     cfg.SecretKey,
+		publicOrigin:  strings.TrimRight(cfg.PublicOrigin, "/"),
+		limits:        cfg.Limits,
+		vault:         cfg.Vault,
+		processor:     cfg.Processor,
+		wake:          make(chan struct{}, 1),
+		work:          newWorker(cfg.WorkConcurrency, cfg.WorkLease),
+		pollRecheck:   cfg.LongPollRecheck,
+		walletExpiry:  cfg.WalletExpiry,
+		encodeEvent:   cfg.EncodeEvent,
+		webhookSender: cfg.WebhookSender,
+		auth:          authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
+	}
+	s.storage = &eventingStorage{Storage: storage, s: s}
+	return s
 }
 
 // Clock returns the service's clock, for layers that must agree with it.

@@ -90,6 +90,7 @@ var workKinds = map[WorkKind]workKind{
 	WorkScheduledCapture: {(*Service).scheduledCapture, retryDelay},
 	WorkTokenThreeDS:     {(*Service).tokenThreeDS, retryDelay},
 	WorkApprovalExpiry:   {(*Service).expireApproval, retryDelay},
+	WorkWebhookDelivery:  {(*Service).deliver, deliveryBackoff},
 }
 
 // retryDelay is how long an operation waits after its n-th failed
