@@ -51,6 +51,8 @@ type Server struct {
 	idem         *payment.Idempotency
 
 	preflight preflightCache
+	// streams ends the event streams when the server shuts down.
+	streams streamStop
 }
 
 // New returns the API server with its routes and middleware.
@@ -103,6 +105,7 @@ func (s *Server) routes() *mux.Router {
 
 	s.paymentRoutes(r)
 	s.approvalRoutes(r)
+	s.webhookRoutes(r)
 
 	r.HandleFunc("/app_jwts", s.authed(s.listAppJWTs)).Methods(http.MethodGet)
 	r.HandleFunc("/app_jwts", s.authed(s.createAppJWT)).Methods(http.MethodPost)

@@ -235,7 +235,8 @@ type DeliveryLogEntry struct {
 	Event    *Event
 }
 
-// WebhookDeliveries is a webhook's delivery log.
+// WebhookDeliveries is a webhook's delivery log. Its cursor is an event's
+// id, the id of the log's line.
 func (s *Service) WebhookDeliveries(ctx context.Context, c *Caller, storeID, id uuid.UUID, p ListParams) (Page[DeliveryLogEntry], error) {
 	if err := c.requireSecret(); err != nil {
 		return Page[DeliveryLogEntry]{}, err
@@ -244,6 +245,19 @@ func (s *Service) WebhookDeliveries(ctx context.Context, c *Caller, storeID, id 
 	err := s.storage.View(ctx, func(tx Tx) error {
 		if _, err := s.visibleWebhook(ctx, tx, c, storeID, id); err != nil {
 			return err
+		}
+		// The log's lines are named by their events' ids, which is what a
+		// client pages with; the storage pages by delivery. Another id is
+		// left as it is: ids are time-ordered, so it still places the page,
+		// as an unknown cursor does in every list.
+		if p.Cursor != uuid.Nil {
+			d, err := tx.DeliveryFor(ctx, id, p.Cursor)
+			switch {
+			case err == nil:
+				p.Cursor = d.ID
+			case !IsNotFound(err):
+				return err
+			}
 		}
 		page, err := tx.ListDeliveries(ctx, id, p)
 		if err != nil {
