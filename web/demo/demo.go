@@ -10,6 +10,7 @@ package demo
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -26,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/sessions"
@@ -60,6 +62,15 @@ type Config struct {
 	SessionKey []byte
 	// HTTPClient talks to the gateway; nil means a client with a timeout.
 	HTTPClient *http.Client
+	// WebhookURL is the storefront's receiver (WebhookPath) as the gateway
+	// reaches it; the storefront registers its webhook there when it
+	// starts. Empty registers none: orders are then paid only when the
+	// shopper comes back.
+	WebhookURL string
+	// Background runs the storefront's background work (registering its
+	// webhook), which returns soon after its ctx ends; nil runs it on a
+	// goroutine of its own.
+	Background func(func(ctx context.Context))
 }
 
 // OrdersFile is where the storefront keeps its orders, in DataDir.
@@ -144,12 +155,18 @@ func productByID(id string) (product, bool) {
 
 // shop is the storefront.
 type shop struct {
-	cfg     Config
-	log     *slog.Logger
-	assets  *asset.Table
-	tmpl    *template.Template
-	store   *sessions.CookieStore
-	orders  *orderBook
+	cfg    Config
+	log    *slog.Logger
+	assets *asset.Table
+	tmpl   *template.Template
+	store  *sessions.CookieStore
+	orders *orderBook
+	// checkouts are the orders being paid for, which the gateway's
+	// notifications can pay.
+	checkouts *checkoutBook
+	// hook is the storefront's webhook, once known: the receiver checks
+	// deliveries with it.
+	hook    atomic.Pointer[webhookState]
 	client  *http.Client
 	gateway string // the gateway's origin
 	now     func() time.Time
@@ -160,6 +177,13 @@ func New(cfg Config) (http.Handler, error) {
 	d, err := newShop(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.WebhookURL != "" {
+		run := cfg.Background
+		if run == nil {
+			run = func(f func(context.Context)) { go f(context.Background()) }
+		}
+		run(d.keepRegistering)
 	}
 	return d.routes(), nil
 }
@@ -206,6 +230,20 @@ func newShop(cfg Config) (*shop, error) {
 	if d.orders, err = loadOrders(filepath.Join(cfg.DataDir, OrdersFile), d.log); err != nil {
 		return nil, err
 	}
+	if d.checkouts, err = loadCheckouts(filepath.Join(cfg.DataDir, CheckoutsFile), d.log, func() time.Time { return d.now() }); err != nil {
+		return nil, err
+	}
+	// The webhook kept from the last start verifies deliveries at once,
+	// while it is checked again with the gateway.
+	if cfg.WebhookURL != "" {
+		saved, err := loadWebhookState(d.webhookFile())
+		if err != nil {
+			return nil, err
+		}
+		if saved != nil && saved.URL == cfg.WebhookURL {
+			d.hook.Store(saved)
+		}
+	}
 	return d, nil
 }
 
@@ -221,6 +259,7 @@ func (d *shop) routes() http.Handler {
 	mux.HandleFunc("GET /orders/{ref}", d.showOrder)
 	mux.HandleFunc("GET /lang/{lang}", d.setLang)
 	mux.HandleFunc("GET /static/{file...}", d.static)
+	mux.HandleFunc("POST "+WebhookPath, d.receiveWebhook)
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, d.assets.URL("demo/favicon.svg"), http.StatusMovedPermanently)
 	})
@@ -271,6 +310,9 @@ type sessionState struct {
 type shopperSession struct {
 	sess  *sessions.Session
 	state sessionState
+	// paid is the order the session was paying for, found paid (by the
+	// gateway's notification) and taken out of the session.
+	paid string
 }
 
 func (d *shop) session(r *http.Request) *shopperSession {
@@ -286,6 +328,12 @@ func (d *shop) session(r *http.Request) *shopperSession {
 	}
 	if s.state.Cart == nil {
 		s.state.Cart = map[string]int{}
+	}
+	// The order was paid while the shopper was away: the cart is done.
+	if s.state.Order != "" {
+		if _, ok := d.orders.get(s.state.Order); ok {
+			s.paid, s.state.Cart, s.state.Order = s.state.Order, map[string]int{}, ""
+		}
 	}
 	return s
 }
@@ -509,6 +557,11 @@ func (d *shop) cart(w http.ResponseWriter, r *http.Request) {
 
 func (d *shop) checkout(w http.ResponseWriter, r *http.Request) {
 	s := d.session(r)
+	if s.paid != "" {
+		d.save(w, r, s)
+		http.Redirect(w, r, "/orders/"+url.PathEscape(s.paid)+"?thanks=1", http.StatusSeeOther)
+		return
+	}
 	p := d.page(r, s, "checkout_title")
 	if p.Cart.Count == 0 {
 		d.save(w, r, s)
@@ -531,6 +584,16 @@ func (d *shop) checkout(w http.ResponseWriter, r *http.Request) {
 	q.Set("autoRedirect", "true")
 	q.Set("paymentTypes", "card,pay_pay_online")
 	p.Hosted = d.cfg.GatewayURL + "/forms/demo?" + q.Encode()
+	// What this order is to be paid, for the gateway's notification of
+	// its payment to be checked against.
+	co := &checkout{Ref: p.OrderRef, Amount: p.Cart.Total, Currency: shopCurrency}
+	for _, l := range p.Cart.Lines {
+		co.Items = append(co.Items, orderItem{Product: l.Product.ID, Name: l.Product.Name, NameJA: l.Product.NameJA,
+			Qty: l.Qty, Price: l.Product.Price})
+	}
+	if err := d.checkouts.put(co); err != nil {
+		d.log.Warn("demo: saving the checkout", "order", p.OrderRef, "error", err)
+	}
 	d.save(w, r, s)
 	d.render(w, http.StatusOK, "demo_checkout.html", p, true)
 }

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -35,7 +36,11 @@ func newGatewayFixture(t *testing.T) *gatewayFixture {
 	f := &gatewayFixture{}
 	f.srv = httptest.NewUnstartedServer(nil)
 	publicURL := "http://" + f.srv.Listener.Addr().String()
-	stack := servicetest.New(t, servicetest.Options{PublicOrigin: publicURL})
+	// Events are written as the API shows them and delivered over HTTP,
+	// so that the storefront's webhook hears of what is paid.
+	stack := servicetest.New(t, servicetest.Options{PublicOrigin: publicURL, Configure: func(c *payment.Config) {
+		c.EncodeEvent, c.WebhookSender = api.EncodeEvent, postSender{}
+	}})
 	db := stack.DB
 	f.svc = stack.Service
 	now := time.Now()
@@ -69,6 +74,26 @@ func newGatewayFixture(t *testing.T) *gatewayFixture {
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// postSender delivers webhooks as the gateway's sender does: one POST of
+// the body with the headers, its status the receiver's answer.
+type postSender struct{}
+
+func (postSender) Send(ctx context.Context, req payment.WebhookRequest) (int, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
+	if err != nil {
+		return 0, err
+	}
+	for k, v := range req.Headers {
+		r.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 // apiCalls is how many requests the gateway's API has had.

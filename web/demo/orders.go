@@ -63,7 +63,14 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 			d.problem(w, r, http.StatusConflict, "unverified", "this charge already paid another order")
 			return
 		}
-		http.Redirect(w, r, "/orders/"+url.PathEscape(o.Ref), http.StatusSeeOther)
+		// The session's own order, paid by the gateway's notification
+		// before the shopper came back: thank them as the return would.
+		next := "/orders/" + url.PathEscape(o.Ref)
+		if s.paid == ref {
+			next += "?thanks=1"
+		}
+		d.save(w, r, s)
+		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
 	loc := d.locale(r, s)
@@ -118,10 +125,17 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 		return
 	}
 	d.log.Info("demo: order paid", "order", ref, "charge", ch.ID, "method", method)
+	if err := d.checkouts.remove(ref); err != nil {
+		d.log.Warn("demo: forgetting a paid checkout", "order", ref, "error", err)
+	}
 	s.state.Cart, s.state.Order = map[string]int{}, ""
 	d.save(w, r, s)
 	http.Redirect(w, r, "/orders/"+url.PathEscape(ref)+"?thanks=1", http.StatusSeeOther)
 }
+
+// methodNotified is the method of an order the gateway's notification
+// (its webhook) paid: the shop does not know how the shopper paid.
+const methodNotified = "webhook"
 
 // order is a paid order.
 type order struct {

@@ -149,8 +149,8 @@ var Demo = newTable("demo storefront", map[string]Text{
 
 	"orders_title": {"Orders", "注文履歴"},
 	"orders_sub": {
-		"Every order below was verified by the shop's server with the gateway's API before it was recorded.",
-		"以下の注文はすべて、ショップのサーバーがゲートウェイの API で決済を確認してから記録したものです。",
+		"Every order below was verified by the shop's server with the gateway before it was recorded: through the gateway's API, or by the payment notification the gateway signed.",
+		"以下の注文はすべて、ショップのサーバーがゲートウェイで決済を確認してから記録したものです（ゲートウェイの API、またはゲートウェイが署名した決済通知による確認）。",
 	},
 	"orders_empty": {
 		"No orders yet. Buy some coffee with a test card and it will show up here.",
@@ -180,6 +180,7 @@ var Demo = newTable("demo storefront", map[string]Text{
 	"method_html":       {"HTML form", "HTML フォーム"},
 	"method_hosted":     {"Hosted page", "決済ページ"},
 	"method_widget":     {"Widget", "ウィジェット"},
+	"method_webhook":    {"Confirmed by the gateway's notification", "ゲートウェイからの通知で確認"},
 
 	"reason":           {"Reason:", "理由："},
 	"check_again":      {"Check again", "もう一度確認する"},
