@@ -44,6 +44,9 @@ type config struct {
 	SandboxLatency time.Duration
 	// WalletExpiry is how long a wallet payment waits for its shopper.
 	WalletExpiry time.Duration
+	// WebhookAllowPrivate lets live-mode webhooks reach loopback, private
+	// and link-local receivers too (test mode always may).
+	WebhookAllowPrivate bool
 
 	// Limits: the numbers of the README's rate and resource limits, each
 	// configurable.
@@ -80,6 +83,9 @@ func loadConfig(args []string) (config, error) {
 	num.durationVar(&c.PollWait, "poll-wait", "KESSAI_POLL_WAIT", 3*time.Second, "longest hold of a ?polling=true request")
 	num.durationVar(&c.SandboxLatency, "sandbox-latency", "KESSAI_SANDBOX_LATENCY", 0, "simulated latency of each sandbox acquirer call")
 	num.durationVar(&c.WalletExpiry, "wallet-expiry", "KESSAI_WALLET_EXPIRY", 5*time.Minute, "how long a wallet payment waits for the shopper before it fails with 327")
+	allowPrivate, allowPrivateErr := envBool("KESSAI_WEBHOOK_ALLOW_PRIVATE")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate,
+		"send live-mode webhooks to loopback, private and link-local addresses too (KESSAI_WEBHOOK_ALLOW_PRIVATE)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
 	c.Rates = limit.DefaultRules()
 	c.Resources = payment.DefaultResourceLimits()
@@ -105,6 +111,9 @@ func loadConfig(args []string) (config, error) {
 	// a mistake in the deployment either way.
 	if err := num.envErr(); err != nil {
 		return c, err
+	}
+	if allowPrivateErr != nil {
+		return c, allowPrivateErr
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -245,6 +254,20 @@ func (n *numbers) durationVar(p *time.Duration, flagName, envName string, fallba
 		}
 		return nil
 	})
+}
+
+// envBool reads a true/false variable (1, t, true, 0, f, false, any
+// case); unset or empty is false.
+func envBool(name string) (bool, error) {
+	s := strings.TrimSpace(os.Getenv(name))
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: not a boolean (write true or false)", name, s)
+	}
+	return b, nil
 }
 
 func isNumber(s string) bool {

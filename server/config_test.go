@@ -38,7 +38,8 @@ func clearConfigEnv(t testing.TB) {
 		t.Setenv(v.name, "")
 	}
 	for _, name := range []string{"KESSAI_DATABASE_URL", "KESSAI_REDIS_URL", "KESSAI_TRUSTED_PROXIES",
-		"KESSAI_SIGNING_KEY", "KESSAI_CARD_KEY", "KESSAI_RETIRED_CARD_KEYS", "KESSAI_PUBLIC_URL"} {
+		"KESSAI_SIGNING_KEY", "KESSAI_CARD_KEY", "KESSAI_RETIRED_CARD_KEYS", "KESSAI_PUBLIC_URL",
+		"KESSAI_WEBHOOK_ALLOW_PRIVATE"} {
 		t.Setenv(name, "")
 	}
 	t.Setenv("KESSAI_ADDR", "127.0.0.1:8080")

@@ -22,6 +22,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/webhookhttp"
 	"github.com/kessai/kessai/web/demo"
 	"github.com/kessai/kessai/web/hosted"
 )
@@ -86,6 +87,9 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		Processor:    sandbox.Processor{Latency: cfg.SandboxLatency},
 		Limits:       cfg.Resources,
 		WalletExpiry: cfg.WalletExpiry,
+		// An event's data is what a GET of its resource answers.
+		EncodeEvent:   api.EncodeEvent,
+		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
 	})
 	return g, nil
 }

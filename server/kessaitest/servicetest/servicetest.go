@@ -51,8 +51,18 @@ type Options struct {
 	// observe or delay what the service asks of it); Stack.DB stays the
 	// database itself.
 	Storage func(*sqlite.DB) payment.Storage
+	// EncodeEvent renders the resource of each event (Config.EncodeEvent).
+	// Handler tests pass api.EncodeEvent, so that the service records
+	// events and webhook deliveries as the gateway does; nil records none.
+	// servicetest cannot default to it: package api's own tests import
+	// servicetest, and api would then import them back.
+	EncodeEvent payment.EventEncoder
+	// WebhookSender sends webhook deliveries (Config.WebhookSender), e.g. a
+	// webhookhttp.Sender to an httptest receiver; nil leaves them queued.
+	WebhookSender payment.WebhookSender
 	// Config is the starting configuration: New fills in SecretKey, Vault,
-	// Processor and PublicOrigin where it leaves them empty.
+	// Processor, PublicOrigin, EncodeEvent and WebhookSender where it
+	// leaves them empty.
 	Config payment.Config
 	// Configure, if set, changes the configuration last, just before the
 	// service is made.
@@ -109,6 +119,12 @@ func New(tb testing.TB, opts Options) *Stack {
 	}
 	if cfg.PublicOrigin == "" {
 		cfg.PublicOrigin = opts.PublicOrigin
+	}
+	if cfg.EncodeEvent == nil {
+		cfg.EncodeEvent = opts.EncodeEvent
+	}
+	if cfg.WebhookSender == nil {
+		cfg.WebhookSender = opts.WebhookSender
 	}
 	if opts.Configure != nil {
 		opts.Configure(&cfg)
