@@ -119,3 +119,12 @@ bench-charges:
 	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/
 	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerDrain$$' -benchtime $(DRAIN_CHARGES)x ./server/payment/
+
+## bench-webhooks: webhook deliveries per second to a local receiver, and the
+## delay from a change's commit to its delivery (median, p99), each beside
+## the same receiver hit directly by net/http in the same run, over
+## WEBHOOK_DELIVERIES deliveries
+WEBHOOK_DELIVERIES ?= 2000
+.PHONY: bench-webhooks
+bench-webhooks:
+	$(GO) test -run '^$$' -bench '^BenchmarkWebhook(Drain|Latency)$$' -benchmem -benchtime $(WEBHOOK_DELIVERIES)x ./server/payment/
