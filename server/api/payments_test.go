@@ -73,16 +73,23 @@ type payOptions struct {
 	logger      *slog.Logger
 	idempotency bool
 	record      bool
+	// events records events (api.EncodeEvent), sent by webhookSender.
+	events        bool
+	webhookSender payment.WebhookSender
 }
 
 func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	tb.Helper()
 	ctx := context.Background()
 	f := &payFixture{dir: tb.TempDir(), clock: kessaitest.NewClock(payEpoch), record: opts.record}
-	st := servicetest.New(tb, servicetest.Options{
+	so := servicetest.Options{
 		Path: filepath.Join(f.dir, sqlite.FileName), Clock: f.clock, PublicOrigin: publicOrigin,
 		Processor: sandbox.Processor{Latency: opts.latency}, Config: payment.Config{SecretKey: secretKey},
-	})
+	}
+	if opts.events {
+		so.EncodeEvent, so.WebhookSender = api.EncodeEvent, opts.webhookSender
+	}
+	st := servicetest.New(tb, so)
 	db := st.DB
 	f.db, f.svc = db, st.Service
 	var idem *payment.Idempotency
