@@ -212,6 +212,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		demo, err := demo.New(demo.Config{
 			GatewayURL: cfg.PublicURL, JWT: r.creds.JWT, Secret: r.creds.Secret, StoreID: r.creds.StoreID,
 			DataDir: cfg.DataDir, Logger: log,
+			// Its webhook, registered once the gateway listens, pays an
+			// order the shopper never comes back to the shop for.
+			WebhookURL: cfg.demoOrigin() + demo.WebhookPath, Background: r.background.run,
 		})
 		if err != nil {
 			return nil, err
