@@ -7,6 +7,9 @@ package payment_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +17,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -302,6 +306,14 @@ func (f *hookFixture) checkDelivery(h hookRequest, hook *payment.CreatedWebhook,
 		h.header.Get("webhook-signature"), append(slices.Clone(h.body), ' '), f.clk.Now(), 5*time.Minute); err == nil {
 		f.t.Errorf("%s: the signature verifies a body it was not made for", event)
 	}
+	// As any Standard Webhooks library computes it, not only as Kessai's
+	// own VerifyWebhook does.
+	if want := standardSignature(f.t, hook.Secret, h.header.Get("webhook-id"), h.header.Get("webhook-timestamp"), h.body); !slices.Contains(strings.Fields(h.header.Get("webhook-signature")), want) {
+		f.t.Errorf("%s: webhook-signature %q lacks the Standard Webhooks signature %q", event, h.header.Get("webhook-signature"), want)
+	}
+	if ts, err := strconv.ParseInt(h.header.Get("webhook-timestamp"), 10, 64); err != nil || ts != h.at.Unix() {
+		f.t.Errorf("%s: webhook-timestamp %q, want the attempt's time %d", event, h.header.Get("webhook-timestamp"), h.at.Unix())
+	}
 	if _, err := time.Parse(time.RFC3339Nano, e.CreatedOn); err != nil {
 		f.t.Errorf("%s: created_on %q: %v", event, e.CreatedOn, err)
 	}
@@ -317,6 +329,21 @@ func (f *hookFixture) checkDelivery(h hookRequest, hook *payment.CreatedWebhook,
 			f.t.Errorf("%s: data\n%s\nis not what GET %s answers\n%s", event, got.Bytes(), getPath, want.Bytes())
 		}
 	}
+}
+
+// standardSignature is the Standard Webhooks v1 signature, written out:
+// base64 of HMAC-SHA256, keyed with the secret's base64 after whsec_, of
+// "{id}.{timestamp}.{body}".
+func standardSignature(t *testing.T, secret, id, timestamp string, body []byte) string {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil || !strings.HasPrefix(secret, "whsec_") || len(key) < 24 {
+		t.Fatalf("signing secret %q is not whsec_ and 24 or more bytes in base64", secret)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + timestamp + "."))
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
 // TestWebhookEveryEvent: every event Kessai sends today reaches the
