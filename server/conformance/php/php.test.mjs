@@ -1,7 +1,8 @@
 // The PHP SDK conformance suite: starts a real gateway (bin/kessai, as the
 // rest of this folder does) and runs run.php, which drives it with the
 // published UnivaPay PHP SDK. Each SDK operation run.php reports becomes a
-// test here, so the spec reporter lists them all with their results.
+// test here, so the spec reporter lists them all with their results. It
+// also runs the webhook receiver whose deliveries run.php parses last.
 //
 // PHP and the SDK are not packages this repository can install: without a
 // php binary, or without KESSAI_PHP_SDK_DIR naming a folder that holds the
@@ -11,7 +12,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -19,6 +22,89 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const php = process.env.KESSAI_PHP || "php";
 const sdkDir = process.env.KESSAI_PHP_SDK_DIR || "";
 const packages = ["univapay-php-sdk/src/Univapay", "requests/src", "money/src"];
+
+// Every event the gateway sends (reference §7's store-level names that
+// Kessai has), for the webhook run.php's deliveries go to.
+const EVENTS = [
+  "token_created",
+  "token_updated",
+  "token_cvv_auth_updated",
+  "token_three_ds_updated",
+  "recurring_token_deleted",
+  "charge_updated",
+  "charge_finished",
+  "refund_finished",
+  "cancel_finished",
+];
+
+/**
+ * The webhook's receiver, a node http server on 127.0.0.1: POST /hook
+ * keeps a delivery (its headers and raw body) and answers 200; GET /bodies
+ * answers them all, once settled() says every delivery the gateway has
+ * made or is making has come (run.php asks at its end, to parse each with
+ * the PHP SDK).
+ */
+async function startReceiver(settled) {
+  const deliveries = [];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", async () => {
+      if (req.method === "POST" && req.url === "/hook") {
+        const h = req.headers;
+        deliveries.push({
+          headers: Object.fromEntries(
+            ["authorization", "content-type", "webhook-id", "webhook-timestamp", "webhook-signature"].map((k) => [k, h[k] ?? ""]),
+          ),
+          body: Buffer.concat(chunks).toString("utf8"),
+        });
+        res.writeHead(200).end();
+        return;
+      }
+      if (req.method === "GET" && req.url === "/bodies") {
+        const why = await settled(() => deliveries.length).catch((err) => String(err));
+        res.writeHead(why ? 504 : 200, { "Content-Type": "application/json" }).end(JSON.stringify(why ? { error: why } : deliveries));
+        return;
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/**
+ * A settled(count) for startReceiver: resolves to "" once the webhook's
+ * delivery log has no delivery pending and the receiver holds (count()) as
+ * many as it lists (up to 8 s), or to why not.
+ */
+function logSettled(gw, hookId) {
+  const auth = `Bearer ${gw.credentials.secret}.${gw.credentials.jwt}`;
+  const log = async () => {
+    const items = [];
+    for (let cursor = ""; ; ) {
+      const res = await fetch(
+        `${gw.endpoint}/stores/${gw.credentials.store_id}/webhooks/${hookId}/events?limit=100${cursor && `&cursor=${cursor}`}`,
+        { headers: { Authorization: auth, Accept: "application/json" } },
+      );
+      const page = await res.json();
+      if (res.status !== 200) throw new Error(`the delivery log: ${res.status} ${JSON.stringify(page)}`);
+      items.push(...page.items);
+      if (!page.has_more || page.items.length === 0) return items;
+      cursor = page.items[page.items.length - 1].id;
+    }
+  };
+  return async (received) => {
+    const deadline = Date.now() + 8_000;
+    for (;;) {
+      const items = await log();
+      const pending = items.filter((e) => e.status === "pending").length;
+      if (pending === 0 && received() >= items.length) return "";
+      if (Date.now() > deadline) return `${pending} of ${items.length} deliveries pending, ${received()} received`;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+}
 
 // Why the suite cannot run here, or "" when it can.
 function whySkip() {
@@ -47,7 +133,17 @@ if (skip) {
     // awaitResult that finds one already awaiting would otherwise be held
     // for the gateway's full default wait.
     const gw = await startGateway({ env: { KESSAI_POLL_WAIT: "250ms" } });
+    let receiver;
     try {
+      // A webhook for every event, to a receiver of this file's: run.php
+      // parses each delivered body with UnivapayClient::parseWebhookData.
+      // The PHP SDK cannot make one (it has no webhook resource), so the
+      // Node SDK does, as a merchant's console would.
+      let settled = async () => "the webhook is not made yet";
+      receiver = await startReceiver((count) => settled(count));
+      const authToken = `Bearer ${randomUUID()}`;
+      const hook = await gw.sdk.webHooks.create({ triggers: EVENTS, url: `${receiver.url}/hook`, authToken }, undefined, gw.credentials.store_id);
+      settled = logSettled(gw, hook.id);
       const lines = [];
       const stderr = [];
       const code = await new Promise((resolve, reject) => {
@@ -59,6 +155,9 @@ if (skip) {
             KESSAI_ENDPOINT: gw.endpoint,
             KESSAI_JWT: gw.credentials.jwt,
             KESSAI_SECRET: gw.credentials.secret,
+            KESSAI_WEBHOOK_INBOX: receiver.url,
+            KESSAI_WEBHOOK_AUTH: authToken,
+            KESSAI_WEBHOOK_SECRET: hook.secret,
           },
           stdio: ["ignore", "pipe", "pipe"],
         });
@@ -102,6 +201,7 @@ if (skip) {
       assert.equal(code, counts.fail > 0 ? 1 : 0, `run.php exited ${code}; stderr:\n${stderr.join("")}`);
       assert.ok(counts.pass > 0, "run.php reported no operation");
     } finally {
+      await receiver?.close();
       await gw.stop();
     }
   });

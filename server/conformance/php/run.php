@@ -58,10 +58,12 @@ use Univapay\Errors\UnivapayRateLimitedError;
 use Univapay\Errors\UnivapayRequestError;
 use Univapay\Errors\UnivapayResourceConflictError;
 use Univapay\Errors\UnivapayUnauthorizedError;
+use Univapay\Errors\UnivapayUnknownWebhookEvent;
 use Univapay\Requests\Handlers\RateLimitHandler;
 use Univapay\Requests\Handlers\RequestHandler;
 use Univapay\Resources\Authentication\AppJWT;
 use Univapay\Resources\Authentication\StoreAppJWT;
+use Univapay\Resources\Cancel;
 use Univapay\Resources\Charge;
 use Univapay\Resources\Merchant;
 use Univapay\Resources\PaymentData\Address;
@@ -77,8 +79,10 @@ use Univapay\Resources\PaymentToken\OnlineToken;
 use Univapay\Resources\PaymentToken\QrMerchantToken;
 use Univapay\Resources\PaymentToken\ThreeDSIssuerToken;
 use Univapay\Resources\Redirect;
+use Univapay\Resources\Refund;
 use Univapay\Resources\Store;
 use Univapay\Resources\TransactionToken;
+use Univapay\Resources\WebhookPayload;
 use Univapay\UnivapayClient;
 use Univapay\UnivapayClientOptions;
 
@@ -1315,6 +1319,109 @@ op('429 retried by the SDK RateLimitHandler until it passes', function () use ($
     same($me->fetch()->id, needs($S, 'merchantId'), 'merchant id');
 });
 
+// ---- webhooks
+//
+// php.test.mjs made a webhook for every event the gateway sends, to a
+// receiver of its own, before this script started: every operation above
+// was announced to it. Its GET /bodies answers what it received once the
+// gateway has delivered everything (KESSAI_WEBHOOK_INBOX), and each body
+// is parsed as a plugin's webhook endpoint does: json_decode($body, true),
+// then UnivapayClient::parseWebhookData. KESSAI_WEBHOOK_AUTH is the
+// webhook's auth_token, which EC-CUBE compares with the Authorization
+// header for exact equality; KESSAI_WEBHOOK_SECRET its Standard Webhooks
+// signing secret.
+
+/** What parseWebhookData makes of each event's data (its WebhookEvent's cases). */
+const WEBHOOK_DATA = [
+    'token_created' => TransactionToken::class,
+    'token_updated' => TransactionToken::class,
+    'token_cvv_auth_updated' => TransactionToken::class,
+    'recurring_token_deleted' => TransactionToken::class,
+    'charge_updated' => Charge::class,
+    'charge_finished' => Charge::class,
+    'refund_finished' => Refund::class,
+    'cancel_finished' => Cancel::class,
+];
+
+/** Standard Webhooks: one of the v1 signatures is the HMAC-SHA256 of id.timestamp.body. */
+function webhookSignatureValid(string $secret, array $headers, string $body): bool
+{
+    $key = base64_decode(substr($secret, strlen('whsec_')), true);
+    $want = 'v1,' . base64_encode(hash_hmac('sha256', $headers['webhook-id'] . '.' . $headers['webhook-timestamp'] . '.' . $body, (string) $key, true));
+    foreach (explode(' ', $headers['webhook-signature']) as $sig) {
+        if (hash_equals($want, $sig)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+$inbox = (string) getenv('KESSAI_WEBHOOK_INBOX');
+if ($inbox === '') {
+    notApplicable('UnivapayClient::parseWebhookData', 'no webhook receiver (php.test.mjs runs one)');
+} else {
+    $delivered = []; // event name => list of decoded bodies
+    op('webhook deliveries: every one signed, with the auth_token as Authorization', function () use ($inbox, &$delivered) {
+        [$status, , $body] = httpRequest('GET', "$inbox/bodies");
+        check($status === 200, "the receiver answered $status: $body");
+        $all = json_decode($body, true);
+        check(is_array($all) && count($all) > 0, 'no deliveries');
+        foreach ($all as $d) {
+            same($d['headers']['authorization'], getenv('KESSAI_WEBHOOK_AUTH'), 'Authorization');
+            check(strpos($d['headers']['content-type'], 'application/json') === 0, 'content type ' . $d['headers']['content-type']);
+            check(webhookSignatureValid(getenv('KESSAI_WEBHOOK_SECRET'), $d['headers'], $d['body']), 'bad signature on ' . $d['body']);
+            $data = json_decode($d['body'], true);
+            check(is_array($data) && isset($data['event'], $data['data']), 'not an event: ' . $d['body']);
+            same($data['id'], $d['headers']['webhook-id'], 'webhook-id');
+            $delivered[$data['event']][] = $data;
+        }
+        $unknown = array_diff(array_keys($delivered), array_keys(WEBHOOK_DATA), ['token_three_ds_updated']);
+        check($unknown === [], 'events the gateway does not send: ' . implode(', ', $unknown));
+    });
+
+    foreach (WEBHOOK_DATA as $event => $class) {
+        op("UnivapayClient::parseWebhookData: $event", function () use ($client, $event, $class, &$delivered) {
+            check(count($delivered[$event] ?? []) > 0, "no $event was delivered");
+            foreach ($delivered[$event] as $data) {
+                $payload = $client->parseWebhookData($data);
+                check($payload instanceof WebhookPayload, 'not a WebhookPayload');
+                same($payload->event->getValue(), $event, 'event');
+                check($payload->data instanceof $class, get_class($payload->data) . ", want $class");
+                same($payload->data->id, $data['data']['id'], 'id');
+                if ($payload->data instanceof Charge) {
+                    same($payload->data->status->getValue(), $data['data']['status'], 'charge status');
+                }
+            }
+        });
+    }
+
+    // The outcomes above, as the plugin sees them.
+    op('parseWebhookData: the charges\' outcomes (awaiting, authorized; successful, failed, canceled)', function () use ($client, &$delivered) {
+        $statuses = function (string $event) use ($client, $delivered): array {
+            $seen = [];
+            foreach ($delivered[$event] ?? [] as $data) {
+                $seen[] = $client->parseWebhookData($data)->data->status->getValue();
+            }
+            return array_values(array_unique($seen));
+        };
+        $updated = $statuses('charge_updated');
+        $finished = $statuses('charge_finished');
+        foreach (['awaiting', 'authorized'] as $st) {
+            check(in_array($st, $updated, true), "no charge_updated $st: " . implode(', ', $updated));
+        }
+        foreach (['successful', 'failed', 'canceled'] as $st) {
+            check(in_array($st, $finished, true), "no charge_finished $st: " . implode(', ', $finished));
+        }
+    });
+
+    op('parseWebhookData refuses token_three_ds_updated (UnivapayUnknownWebhookEvent: the SDK\'s WebhookEvent lacks it)', function () use ($client, &$delivered) {
+        check(count($delivered['token_three_ds_updated'] ?? []) > 0, 'no token_three_ds_updated was delivered');
+        expectThrows(UnivapayUnknownWebhookEvent::class, function () use ($client, $delivered) {
+            $client->parseWebhookData($delivered['token_three_ds_updated'][0]);
+        });
+    });
+}
+
 // ---- SDK operations of features Kessai does not have
 
 foreach ([
@@ -1327,7 +1434,6 @@ foreach ([
     'UnivapayClient::createToken (konbini, QR scan, Paidy, Apple Pay)' => 'only card, online and QR-merchant tokens exist',
     'UnivapayClient::getBankAccount / listBankAccounts' => 'payouts are not built',
     'UnivapayClient::getTransfer / listTransfers, ledgers, status changes' => 'payouts are not built',
-    'UnivapayClient::parseWebhookData' => 'webhooks are not built yet',
     'Store::update' => 'stores are configured by the operator, not through the API',
     'UnivapayClient::listStores' => 'fails in the SDK itself (it calls getCancelContext, which the client lacks)',
     'UnivapayClient::listTransactionTokensByOptions' => 'fails in the SDK itself (it lists subscriptions through getSubscriptionContext)',
