@@ -4,6 +4,8 @@
 //
 //	kessai [serve]                                   run the gateway
 //	kessai apptoken create --store ID --mode test|live [--domain HOST]...
+//	kessai listen --forward-to URL [--gateway URL] [--token SECRET.JWT]
+//	kessai trigger EVENT [--gateway URL] [--token SECRET.JWT]
 //
 // Configuration comes from the environment (KESSAI_ADDR, KESSAI_DEMO_ADDR,
 // KESSAI_DATA_DIR, KESSAI_PUBLIC_URL, KESSAI_DATABASE_URL, KESSAI_REDIS_URL,
@@ -44,6 +46,10 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("usage: kessai apptoken create --store ID --mode test|live [--domain HOST]...")
 		}
 		return createAppToken(ctx, args[1:])
+	case "listen":
+		return listen(ctx, args, os.Stdout)
+	case "trigger":
+		return trigger(ctx, args, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Println(usage)
 		return nil
@@ -55,4 +61,8 @@ func run(ctx context.Context, args []string) error {
 const usage = `usage:
   kessai [serve]                 run the gateway (configuration from KESSAI_* variables)
   kessai apptoken create --store ID --mode test|live [--domain HOST]...
-                                 create an app token and print it as JSON`
+                                 create an app token and print it as JSON
+  kessai listen --forward-to URL [--gateway URL] [--token SECRET.JWT] [--secret whsec_…]
+                                 forward the gateway's events to a local URL, signed
+  kessai trigger EVENT [--gateway URL] [--token SECRET.JWT]
+                                 make the sandbox produce an event (charge_finished, …)`

@@ -208,6 +208,9 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		gatewayMux.Handle(prefix, pagesHandler)
 	}
 	r.servers = []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
+	// The event streams (kessai listen) never go idle: a shutdown ends them
+	// rather than wait its whole timeout on them.
+	r.servers[0].RegisterOnShutdown(apiServer.EndStreams)
 	if cfg.DemoAddr != "" {
 		demo, err := demo.New(demo.Config{
 			GatewayURL: cfg.PublicURL, JWT: r.creds.JWT, Secret: r.creds.Secret, StoreID: r.creds.StoreID,
