@@ -23,13 +23,16 @@
 // revoked app tokens leave lists and the CORS domain set; the duplicate-charge
 // and refund rules' queries; the work queue (claims, leases, per-item
 // attempts, concurrent claimants); which approval of a resource is the
-// latest; that quotas are atomic under concurrency; that Update is all or
-// nothing and that View cannot write.
+// latest; which webhooks hear a store's events, when a webhook's URL is
+// taken, that deleting a webhook deletes its deliveries, and the order of
+// the event feed; that quotas are atomic under concurrency; that Update is
+// all or nothing and that View cannot write.
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
 // tokens.go (transaction tokens), charges.go, operations.go (refunds and
 // cancels), ledger.go, work.go (the work queue), approvals.go (3-D Secure
-// challenges and wallet payments), quotas.go and transactions.go
+// challenges and wallet payments), webhooks.go, events.go (events and
+// their deliveries), quotas.go and transactions.go
 // (NOT_FOUND, duplicate ids, rollback, read-only views); compare.go holds
 // the reflection helpers.
 package storagetest
@@ -87,6 +90,15 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("Approvals", func(t *testing.T) { testApprovals(t, open(t)) })
 	t.Run("ApprovalFor", func(t *testing.T) { testApprovalFor(t, open(t)) })
 	t.Run("ApprovalRollback", func(t *testing.T) { testApprovalRollback(t, open(t)) })
+	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open(t)) })
+	t.Run("ListWebhooks", func(t *testing.T) { testListWebhooks(t, open(t)) })
+	t.Run("WebhookURLTaken", func(t *testing.T) { testWebhookURLTaken(t, open(t)) })
+	t.Run("ActiveWebhooks", func(t *testing.T) { testActiveWebhooks(t, open(t)) })
+	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
+	t.Run("ListEvents", func(t *testing.T) { testListEvents(t, open(t)) })
+	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open(t)) })
+	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, open(t)) })
+	t.Run("WebhookRollback", func(t *testing.T) { testWebhookRollback(t, open(t)) })
 }
 
 // base is a time with nanoseconds and a zone other than UTC: engines must

@@ -334,6 +334,13 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	changedLine.Status = "successful"
 	ap := newApproval(st, ch.ID, approvalKey("v", 1), 1)
 	createApprovals(t, s, ap)
+	hook := newWebhook(m.ID, st.ID, payment.ModeLive, 1)
+	createWebhooks(t, s, hook)
+	ev := newEvent(st, payment.ModeLive, payment.EventChargeFinished, 1)
+	createEvents(t, s, ev)
+	dl := newDelivery(ev, hook, 1)
+	createDeliveries(t, s, dl)
+	newEv := newEvent(st, payment.ModeLive, payment.EventChargeUpdated, 2)
 	writes := []struct {
 		name  string
 		write func(ctx context.Context, tx payment.Tx) error
@@ -385,6 +392,16 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 		{"UpdateApproval", func(ctx context.Context, tx payment.Tx) error {
 			return tx.UpdateApproval(ctx, changedApproval(ap, st))
 		}},
+		{"CreateWebhook", func(ctx context.Context, tx payment.Tx) error {
+			return tx.CreateWebhook(ctx, newWebhook(m.ID, st.ID, payment.ModeLive, 2))
+		}},
+		{"UpdateWebhook", func(ctx context.Context, tx payment.Tx) error { return tx.UpdateWebhook(ctx, changedWebhook(hook)) }},
+		{"DeleteWebhook", func(ctx context.Context, tx payment.Tx) error { return tx.DeleteWebhook(ctx, hook.ID) }},
+		{"CreateEvent", func(ctx context.Context, tx payment.Tx) error { return tx.CreateEvent(ctx, newEv) }},
+		{"CreateDelivery", func(ctx context.Context, tx payment.Tx) error {
+			return tx.CreateDelivery(ctx, newDelivery(ev, hook, 2))
+		}},
+		{"UpdateDelivery", func(ctx context.Context, tx payment.Tx) error { return tx.UpdateDelivery(ctx, changedDelivery(dl)) }},
 	}
 	for _, w := range writes {
 		t.Run(w.name, func(t *testing.T) {
@@ -438,6 +455,14 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	checkSame(t, readApproval(t, s, ap.Key), ap)
 	checkLatest(t, s, ch.ID, ap)
 	checkNoKey(t, s, approvalKey("v", 2))
+	checkSame(t, readWebhook(t, s, hook.ID), hook)
+	checkSame(t, readEvent(t, s, ev.ID), ev)
+	checkNoEvent(t, s, newEv.ID)
+	checkSame(t, readDelivery(t, s, dl.ID), dl)
+	checkPage(t, pageCheck{want: []uuid.UUID{dl.ID}, total: intp(1)},
+		listDeliveries(t, s, hook.ID, payment.ListParams{Limit: 10}), deliveryID)
+	checkPage(t, pageCheck{want: []uuid.UUID{hook.ID}, total: intp(1)},
+		listWebhooks(t, s, payment.WebhookFilter{MerchantID: m.ID}, payment.ListParams{Limit: 10}), webhookID)
 	for _, list := range []func(ctx context.Context, tx payment.Tx) (int, error){
 		func(ctx context.Context, tx payment.Tx) (int, error) {
 			p, err := tx.ListTokens(ctx, payment.TokenFilter{MerchantID: m.ID}, payment.ListParams{Limit: 10})
