@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kessai/kessai/server/api"
@@ -256,9 +257,6 @@ func (l *listener) run(ctx context.Context) error {
 			backoff = time.Second / 2
 			l.connected = false
 		}
-		if err == nil {
-			err = errors.New("the gateway ended the stream")
-		}
 		fmt.Fprintf(l.out, "%s  connection lost (%v); reconnecting in %s\n", timeOfDay(), err, backoff)
 		select {
 		case <-ctx.Done():
@@ -305,7 +303,8 @@ func (l *listener) stream(ctx context.Context) error {
 		resp.Header.Get(api.StreamModeHeader), l.api.base, l.forwardTo)
 
 	// A connection that goes silent past the heartbeat is dead.
-	idle := time.AfterFunc(listenIdleTimeout, cancel)
+	var idled atomic.Bool
+	idle := time.AfterFunc(listenIdleTimeout, func() { idled.Store(true); cancel() })
 	defer idle.Stop()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), listenMaxEvent)
@@ -340,10 +339,13 @@ func (l *listener) stream(ctx context.Context) error {
 			data.WriteByte('\n')
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
+	switch {
+	case idled.Load():
+		return fmt.Errorf("nothing came for %s, not even a heartbeat", listenIdleTimeout)
+	case sc.Err() != nil:
+		return sc.Err()
 	}
-	return io.ErrUnexpectedEOF
+	return errors.New("the gateway closed the stream")
 }
 
 // deliver posts one event to the local URL as a webhook delivery does:

@@ -40,8 +40,8 @@ func (d delivered) event() (id, name, dataID string) {
 // receiver is the developer's local webhook endpoint.
 type receiver struct {
 	*httptest.Server
-	mu   sync.Mutex
-	got  []delivered
+	mu  sync.Mutex
+	got []delivered
 	// seen is signalled when a delivery arrives.
 	seen chan struct{}
 }
