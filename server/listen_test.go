@@ -236,7 +236,9 @@ func TestListenResumes(t *testing.T) {
 		}
 		rp.ServeHTTP(w, r)
 	}))
-	defer proxy.Close()
+	// Closed after listen stops (cleanups run last first): Close waits for
+	// the stream it relays.
+	t.Cleanup(proxy.Close)
 	l := startListen(t, "--forward-to", recv.URL, "--gateway", proxy.URL, "--token", token, "--secret", "whsec_"+strings.Repeat("A", 32))
 
 	first := triggered(t, "token_created", "--gateway", g.url, "--token", token)["token"]

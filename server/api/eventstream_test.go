@@ -122,7 +122,9 @@ func (s *sseStream) none(t *testing.T, d time.Duration) {
 func TestEventStream(t *testing.T) {
 	f := newPayFixture(t, payOptions{events: true})
 	ts := httptest.NewServer(f.srv)
-	defer ts.Close()
+	// Closed after the streams (cleanups run last first): Close waits for
+	// their handlers.
+	t.Cleanup(ts.Close)
 
 	// An event from before the stream is not sent to a new stream.
 	before := f.token(t, "4000020000000000")
