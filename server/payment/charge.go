@@ -186,8 +186,15 @@ const browserChargeWindow = 5 * time.Minute
 // to charge a saved card. Otherwise anyone who reads a page's public app
 // token could charge every saved card of the store.
 func browserMayCharge(tok *TransactionToken, now time.Time) bool {
+	return !tok.Used && madeByBrowserJustNow(tok, now)
+}
+
+// madeByBrowserJustNow reports whether a browser made tok within the
+// browser window before now: the widget working on the token it has just
+// made (its first charge, its 3-D Secure).
+func madeByBrowserJustNow(tok *TransactionToken, now time.Time) bool {
 	age := now.Sub(tok.CreatedOn)
-	return tok.FromBrowser && !tok.Used && age >= 0 && age <= browserChargeWindow
+	return tok.FromBrowser && age >= 0 && age <= browserChargeWindow
 }
 
 // CreateCharge records a charge as pending and hands it to the worker, which

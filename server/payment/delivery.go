@@ -140,15 +140,13 @@ func (s *Service) deliver(ctx context.Context, w Work) error {
 	if d.Status != DeliveryPending {
 		return s.completeWork(ctx, w)
 	}
-	if gone || !hook.Active || s.webhookSender == nil {
-		reason := "the webhook was deleted"
-		switch {
-		case s.webhookSender == nil:
-			return errors.New("no webhook sender is configured")
-		case !gone:
-			reason = "the webhook is inactive"
-		}
-		return s.recordAttempt(ctx, w, 0, errors.New(reason), true)
+	switch {
+	case s.webhookSender == nil:
+		return errors.New("no webhook sender is configured")
+	case gone:
+		return s.recordAttempt(ctx, w, 0, errors.New("the webhook was deleted"), true)
+	case !hook.Active:
+		return s.recordAttempt(ctx, w, 0, errors.New("the webhook is inactive"), true)
 	}
 	secret, err := s.SigningSecret(hook)
 	if err != nil {

@@ -194,13 +194,15 @@ func (s *Service) threeDSIssuerToken(ap *Approval) *IssuerToken {
 
 // awaitingApproval returns the approval a resource waits on, or the error
 // the reference gives when there is none yet (ISSUER_TOKEN_EMPTY) or no
-// longer (INVALID_CHARGE_STATUS).
-func awaitingApproval(ctx context.Context, tx Tx, id uuid.UUID, kind ApprovalKind, waiting bool) (*Approval, error) {
+// longer (INVALID_CHARGE_STATUS). Which kind it is follows from the
+// resource's payment type, which the callers have checked: a card's are
+// challenges, a wallet's payments.
+func awaitingApproval(ctx context.Context, tx Tx, id uuid.UUID, waiting bool) (*Approval, error) {
 	if !waiting {
 		return nil, Invalid("status", "INVALID_CHARGE_STATUS")
 	}
 	ap, err := tx.ApprovalFor(ctx, id)
-	if IsNotFound(err) || err == nil && (ap.Kind != kind || ap.Status != ApprovalAwaiting) {
+	if IsNotFound(err) || err == nil && ap.Status != ApprovalAwaiting {
 		return nil, Invalid("status", "ISSUER_TOKEN_EMPTY")
 	}
 	return ap, err
@@ -226,7 +228,7 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, store
 				return Invalid("status", "INVALID_CHARGE_STATUS")
 			}
 		}
-		ap, err := awaitingApproval(ctx, tx, ch.ID, ApprovalThreeDS, ch.Status == ChargeAwaiting)
+		ap, err := awaitingApproval(ctx, tx, ch.ID, ch.Status == ChargeAwaiting)
 		if err != nil {
 			return err
 		}
@@ -240,8 +242,7 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, store
 // merchant's server (with the secret), or the browser that has just made
 // the token, as for its first charge.
 func (s *Service) tokenThreeDSCaller(c *Caller, tok *TransactionToken) error {
-	age := s.clock.Now().Sub(tok.CreatedOn)
-	if c.withSecret || tok.FromBrowser && age >= 0 && age <= browserChargeWindow {
+	if c.withSecret || madeByBrowserJustNow(tok, s.clock.Now()) {
 		return nil
 	}
 	return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
@@ -265,7 +266,7 @@ func (s *Service) TokenThreeDSIssuerToken(ctx context.Context, c *Caller, storeI
 		if tok.ThreeDS.Status == ThreeDSPending {
 			return Invalid("status", "ISSUER_TOKEN_EMPTY")
 		}
-		ap, err := awaitingApproval(ctx, tx, tok.ID, ApprovalThreeDS, tok.ThreeDS.Status == ThreeDSAwaiting)
+		ap, err := awaitingApproval(ctx, tx, tok.ID, tok.ThreeDS.Status == ThreeDSAwaiting)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,15 +52,6 @@ type WalletData struct {
 // WalletInput is WalletData as the client sends it.
 type WalletInput = WalletData
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // checkWallet validates a new online or QR-merchant token. Both pay once
 // (one_time only: the shopper approves each payment in the wallet), and
 // neither holds card data.
@@ -82,7 +74,7 @@ func checkWallet(v *Validation, p *NewToken) {
 	switch {
 	case w.Brand == "":
 		v.Add("brand", ReasonRequired)
-	case !contains(brands, w.Brand):
+	case !slices.Contains(brands, w.Brand):
 		v.Add("brand", ReasonInvalidFormat)
 	}
 	if p.PaymentType == PaymentTypeQRMerchant {
@@ -192,7 +184,7 @@ func (s *Service) ChargeIssuerToken(ctx context.Context, c *Caller, storeID, id 
 		if ch.Status == ChargePending {
 			return Invalid("status", "ISSUER_TOKEN_EMPTY")
 		}
-		ap, err := awaitingApproval(ctx, tx, ch.ID, ApprovalWallet, ch.Status == ChargeAwaiting)
+		ap, err := awaitingApproval(ctx, tx, ch.ID, ch.Status == ChargeAwaiting)
 		if err != nil {
 			return err
 		}
@@ -232,7 +224,7 @@ func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID
 			qr = &ChargeQR{}
 			return nil
 		}
-		ap, err := awaitingApproval(ctx, tx, ch.ID, ApprovalWallet, ch.Status == ChargeAwaiting)
+		ap, err := awaitingApproval(ctx, tx, ch.ID, ch.Status == ChargeAwaiting)
 		if err != nil {
 			return err
 		}

@@ -703,3 +703,30 @@ func TestWebhookRolledBackChangeAnnouncesNothing(t *testing.T) {
 	f.checkDelivery(got[payment.EventChargeFinished], hook, payment.EventChargeFinished,
 		"/stores/"+f.demo.StoreID.String()+"/charges/"+ch.ID.String())
 }
+
+// TestWebhookDeactivatedBeforeDelivery: a webhook turned off after an event
+// was queued for it does not get it: the delivery is given up at its
+// attempt (failed, saying why), not sent and not retried.
+func TestWebhookDeactivatedBeforeDelivery(t *testing.T) {
+	f := newHookFixture(t, hookOptions{})
+	ctx := context.Background()
+	store := f.demo.StoreID
+	hook := f.webhook(f.demo.Caller, store, "/off", true, payment.EventTokenCreated)
+	f.token(payment.OneTime, "4000020000000000", false)
+	off := false
+	if _, err := f.svc.UpdateWebhook(ctx, f.demo.Caller, store, hook.ID, payment.WebhookInput{Active: &off}); err != nil {
+		t.Fatal(err)
+	}
+	f.mustDrain()
+	if n := len(f.rc.at("/off")); n != 0 {
+		t.Errorf("an inactive webhook received %d deliveries", n)
+	}
+	page, err := f.svc.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("delivery log: %v, %+v", err, page)
+	}
+	d := page.Items[0].Delivery
+	if d.Status != payment.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, "inactive") {
+		t.Errorf("delivery = %+v, want failed once, saying the webhook is inactive", d)
+	}
+}
