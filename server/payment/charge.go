@@ -47,12 +47,14 @@ const (
 
 // Charge is a payment on a transaction token (UnivaPay's wire format).
 type Charge struct {
-	ID              uuid.UUID
-	StoreID         uuid.UUID
-	MerchantID      uuid.UUID
-	TokenID         uuid.UUID
-	TokenType       TokenType
-	SubscriptionID  uuid.UUID
+	ID             uuid.UUID
+	StoreID        uuid.UUID
+	MerchantID     uuid.UUID
+	TokenID        uuid.UUID
+	TokenType      TokenType
+	SubscriptionID uuid.UUID
+	// PaymentID is the subscription's scheduled payment the charge pays.
+	PaymentID       uuid.UUID
 	Mode            Mode
 	RequestedAmount int64
 	Currency        string
@@ -248,76 +250,100 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		ch.ThreeDS = *p.ThreeDS
 	}
 	if e := p.ExternalThreeDS; e != nil && !e.empty() {
-		ch.ThreeDS.Mode = "provided"
-		ext := &ExternalThreeDS{
-			ECI: e.ECI, DSTransactionID: e.DSTransactionID, ServerTransactionID: e.ServerTransactionID,
-			MessageVersion: e.MessageVersion, TransactionStatus: e.TransactionStatus,
-		}
-		if ext.AuthenticationValue, err = s.vault.Seal([]byte(e.AuthenticationValue), authValueAssociated(ch.ID)); err != nil {
+		if err := s.sealExternalThreeDS(ch, e); err != nil {
 			return nil, err
 		}
-		ch.ThreeDS.External = ext
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
-		tok, err := tx.Token(ctx, p.TokenID)
-		if err != nil {
-			return err
-		}
-		if tok.MerchantID != c.MerchantID() {
-			return NotFound("transaction token")
-		}
-		switch {
-		case tok.StoreID != storeID:
-			return Errorf(CodeTokenForWrongStore, "the transaction token belongs to another store")
-		case tok.Mode != c.token.Mode:
-			return Errorf(CodeProcessingModeMismatch, "the transaction token was made in another mode")
-		case !tok.Active:
-			return Errorf(CodeTokenExpired, "the transaction token was deleted")
-		case tok.Type == Subscription:
-			return Errorf(CodeNotOneTimeToken, "subscription tokens are charged through subscriptions")
-		case tok.Type == OneTime && tok.Used:
-			return Errorf(CodeTransactionAlreadyDone, "this one-time token has already been charged")
-		case tok.CVVAuthorize.Enabled && tok.CVVAuthorize.Status != CVVAuthCurrent:
-			return Errorf(CodeCVVAuthorizationNotCompleted, "the token's CVV authorization has not succeeded")
-		case !c.withSecret && !browserMayCharge(tok, now):
-			return Errorf(CodeInvalidPermissions, "charging a stored token requires the app token's secret")
-		}
-		if c.token.Mode == ModeLive && !s.processor.SupportsLive() {
-			return Errorf(CodeNoGatewaysAvailable, "no live acquirer is configured")
-		}
-		if ch.Mode == ModeTest {
-			if err := s.testChargeQuota().take(ctx, tx, "store:"+storeID.String(), now); err != nil {
-				return err
-			}
-		}
-		if isWallet(tok.PaymentType) {
-			if err := checkWalletCharge(&p); err != nil {
-				return err
-			}
-		}
-		ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email
-		if err := s.rejectDuplicate(ctx, tx, tok, ch, now); err != nil {
-			return err
-		}
-		tok.Used, tok.LastUsedOn, tok.UpdatedOn = true, &now, now
-		if err := tx.UpdateToken(ctx, tok); err != nil {
-			return err
-		}
-		if err := tx.CreateCharge(ctx, ch); err != nil {
-			return err
-		}
-		if ch.Status == ChargePending { // not a rejected duplicate
-			if err := tx.EnqueueWork(ctx, WorkAuthorize, ch.ID, now); err != nil {
-				return err
-			}
-		}
-		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
+		return s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c, request: &p})
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.wakeWorker()
 	return ch, nil
+}
+
+// chargeOrder is a charge to place: asked for by a caller (POST /charges,
+// the first charge of POST /subscriptions) or, with caller nil, by the
+// gateway's own scheduler for a subscription's payment.
+type chargeOrder struct {
+	// charge is the charge as asked for, pending, its token's fields
+	// still to be filled in.
+	charge *Charge
+	caller *Caller
+	// request is the caller's request, for the checks that depend on the
+	// token's payment type (wallets); nil for a subscription's charges.
+	request *NewCharge
+}
+
+// placeCharge checks a charge against its token and records it with the
+// work that authorises it, in the caller's transaction: POST /charges and
+// subscriptions share it, so a subscription's charges are charges like any
+// other. The gateway's own scheduled charges are not the caller's: the
+// browser rule, the test-charge quota and the duplicate rule, which guard
+// against what callers send, do not apply to them.
+func (s *Service) placeCharge(ctx context.Context, tx Tx, o chargeOrder) error {
+	ch, c, now := o.charge, o.caller, o.charge.CreatedOn
+	tok, err := tx.Token(ctx, ch.TokenID)
+	if err != nil {
+		return err
+	}
+	if tok.MerchantID != ch.MerchantID {
+		return NotFound("transaction token")
+	}
+	forSubscription := ch.SubscriptionID != uuid.Nil
+	switch {
+	case tok.StoreID != ch.StoreID:
+		return Errorf(CodeTokenForWrongStore, "the transaction token belongs to another store")
+	case tok.Mode != ch.Mode:
+		return Errorf(CodeProcessingModeMismatch, "the transaction token was made in another mode")
+	case !tok.Active:
+		return Errorf(CodeTokenExpired, "the transaction token was deleted")
+	case tok.Type == SubscriptionToken && !forSubscription:
+		return Errorf(CodeNotOneTimeToken, "subscription tokens are charged through subscriptions")
+	case tok.Type == OneTime && tok.Used:
+		return Errorf(CodeTransactionAlreadyDone, "this one-time token has already been charged")
+	case tok.CVVAuthorize.Enabled && tok.CVVAuthorize.Status != CVVAuthCurrent:
+		return Errorf(CodeCVVAuthorizationNotCompleted, "the token's CVV authorization has not succeeded")
+	case c != nil && !c.withSecret && !browserMayCharge(tok, now):
+		return Errorf(CodeInvalidPermissions, "charging a stored token requires the app token's secret")
+	}
+	if ch.Mode == ModeLive && !s.processor.SupportsLive() {
+		return Errorf(CodeNoGatewaysAvailable, "no live acquirer is configured")
+	}
+	if ch.Mode == ModeTest && c != nil {
+		if err := s.testChargeQuota().take(ctx, tx, "store:"+ch.StoreID.String(), now); err != nil {
+			return err
+		}
+	}
+	if isWallet(tok.PaymentType) {
+		if o.request == nil {
+			return Errorf(CodeNotSubscriptionToken, "subscriptions are charged to cards")
+		}
+		if err := checkWalletCharge(o.request); err != nil {
+			return err
+		}
+	}
+	ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email
+	if c != nil {
+		if err := s.rejectDuplicate(ctx, tx, tok, ch, now); err != nil {
+			return err
+		}
+	}
+	tok.Used, tok.LastUsedOn, tok.UpdatedOn = true, &now, now
+	if err := tx.UpdateToken(ctx, tok); err != nil {
+		return err
+	}
+	if err := tx.CreateCharge(ctx, ch); err != nil {
+		return err
+	}
+	if ch.Status == ChargePending { // not a rejected duplicate
+		if err := tx.EnqueueWork(ctx, WorkAuthorize, ch.ID, now); err != nil {
+			return err
+		}
+	}
+	return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
 }
 
 // rejectDuplicate applies the duplicate-charge rule (README, duplicate charges):
@@ -390,7 +416,11 @@ type ChargeFilter struct {
 	AmountFrom *int64
 	AmountTo   *int64
 	TokenID    uuid.UUID
-	LastFour   string
+	// SubscriptionID and PaymentID select a subscription's charges, or
+	// one of its payments'.
+	SubscriptionID uuid.UUID
+	PaymentID      uuid.UUID
+	LastFour       string
 	// Cardholder, ExpMonth, ExpYear, CardBIN and Phone are read from the
 	// charge's token as it is now (MatchesToken).
 	Cardholder string

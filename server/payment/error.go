@@ -47,6 +47,12 @@ const (
 	CodeRecurringUsageLimit          Code = "RECURRING_USAGE_LIMIT_REQUIRED"
 	CodeCVVAuthorizationNotCompleted Code = "CVV_AUTHORIZATION_NOT_COMPLETED"
 	CodeWebhookURLExists             Code = "WEBHOOK_URL_EXISTS"
+	CodeNotSubscriptionToken         Code = "NOT_SUBSCRIPTION_TOKEN"
+	CodeCannotChangeCanceled         Code = "CANNOT_CHANGE_CANCELED_SUBSCRIPTION"
+	CodeSubscriptionEnded            Code = "SUBSCRIPTION_ALREADY_ENDED"
+	CodeInstallmentsNotEnabled       Code = "INSTALLMENTS_NOT_ENABLED"
+	CodeInvalidTokenType             Code = "INVALID_TOKEN_TYPE"
+	CodeNonSubscriptionPayment       Code = "NON_SUBSCRIPTION_PAYMENT"
 )
 
 // Reasons name what is wrong with one field.

@@ -211,8 +211,19 @@ func (t *eventTx) UpdateCharge(ctx context.Context, ch *Charge) error {
 	if err := t.Tx.UpdateCharge(ctx, ch); err != nil {
 		return err
 	}
-	if name := chargeEvent(ch.Status); name != "" && ch.Status != old.Status {
-		return t.emit(ctx, name, ch.MerchantID, ch.StoreID, ch.Mode, ch)
+	if ch.Status == old.Status {
+		return nil
+	}
+	if name := chargeEvent(ch.Status); name != "" {
+		if err := t.emit(ctx, name, ch.MerchantID, ch.StoreID, ch.Mode, ch); err != nil {
+			return err
+		}
+	}
+	if ch.PaymentID != uuid.Nil && (ch.Status.Final() || ch.Status == ChargeAuthorized) {
+		// Every end of a subscription's charge, whichever rule ended it
+		// (the acquirer, 3-D Secure, an expiry, a cancel), carries its
+		// subscription on in the same transaction.
+		return t.s.subscriptionChargeEnded(ctx, t, ch)
 	}
 	return nil
 }

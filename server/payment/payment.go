@@ -209,6 +209,22 @@ type Tx interface {
 	// given back as it was claimed, for any worker to take.
 	ReleaseWork(ctx context.Context, w Work) error
 
+	// RescheduleWork queues an item due at due, or moves one already
+	// queued to due; its attempts and any claim on it stay as they are.
+	RescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
+
+	// Subscriptions and their scheduled payments (subscription.go).
+	// ListScheduledPayments lists a subscription's payments, newest first
+	// by default (by id: the order they were made in).
+	CreateSubscription(ctx context.Context, sub *Subscription) error
+	Subscription(ctx context.Context, id uuid.UUID) (*Subscription, error)
+	UpdateSubscription(ctx context.Context, sub *Subscription) error
+	ListSubscriptions(ctx context.Context, f SubscriptionFilter, p ListParams) (Page[*Subscription], error)
+	CreateScheduledPayment(ctx context.Context, p *ScheduledPayment) error
+	ScheduledPayment(ctx context.Context, id uuid.UUID) (*ScheduledPayment, error)
+	UpdateScheduledPayment(ctx context.Context, p *ScheduledPayment) error
+	ListScheduledPayments(ctx context.Context, subscriptionID uuid.UUID, p ListParams) (Page[*ScheduledPayment], error)
+
 	// TakeQuota counts one unit of a limited resource in its period and
 	// reports false, taking nothing, when limit units are already counted.
 	// It is atomic on its own: two transactions can never both take the last

@@ -16,12 +16,12 @@ type TokenType string
 
 // The token types of UnivaPay's API.
 const (
-	OneTime      TokenType = "one_time"
-	Subscription TokenType = "subscription"
-	Recurring    TokenType = "recurring"
+	OneTime           TokenType = "one_time"
+	SubscriptionToken TokenType = "subscription"
+	Recurring         TokenType = "recurring"
 )
 
-func (t TokenType) valid() bool { return t == OneTime || t == Subscription || t == Recurring }
+func (t TokenType) valid() bool { return t == OneTime || t == SubscriptionToken || t == Recurring }
 
 // usageLimits are the recurring token usage limits.
 var usageLimits = map[string]bool{"daily": true, "weekly": true, "monthly": true, "annually": true}

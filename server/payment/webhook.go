@@ -31,8 +31,8 @@ type Webhook struct {
 	UpdatedOn     time.Time
 }
 
-// The events Kessai sends (UnivaPay's names). Subscriptions' join them
-// when subscriptions exist.
+// The events Kessai sends (UnivaPay's names); subscription.go has the
+// subscriptions'.
 const (
 	EventTokenCreated         = "token_created"
 	EventTokenUpdated         = "token_updated"
@@ -54,12 +54,17 @@ var webhookTriggers = map[string]string{
 	"token_three_d_s_updated": EventTokenThreeDSUpdated, EventRecurringTokenDelete: EventRecurringTokenDelete,
 	EventChargeUpdated: EventChargeUpdated, EventChargeFinished: EventChargeFinished,
 	EventRefundFinished: EventRefundFinished, EventCancelFinished: EventCancelFinished,
+	EventSubscriptionCreated: EventSubscriptionCreated, EventSubscriptionPayment: EventSubscriptionPayment,
+	EventSubscriptionFailure: EventSubscriptionFailure, EventSubscriptionCanceled: EventSubscriptionCanceled,
+	EventSubscriptionSuspended: EventSubscriptionSuspended, EventSubscriptionCompleted: EventSubscriptionCompleted,
 }
 
 // WebhookEvents are the event names Kessai sends.
 func WebhookEvents() []string {
 	return []string{EventTokenCreated, EventTokenUpdated, EventTokenCVVAuthUpdated, EventTokenThreeDSUpdated,
-		EventRecurringTokenDelete, EventChargeUpdated, EventChargeFinished, EventRefundFinished, EventCancelFinished}
+		EventRecurringTokenDelete, EventChargeUpdated, EventChargeFinished, EventRefundFinished, EventCancelFinished,
+		EventSubscriptionCreated, EventSubscriptionPayment, EventSubscriptionFailure, EventSubscriptionCanceled,
+		EventSubscriptionSuspended, EventSubscriptionCompleted}
 }
 
 // hears reports whether the webhook is to receive an event.

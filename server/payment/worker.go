@@ -20,8 +20,8 @@ type WorkKind string
 // The kinds of work: authorise a pending charge, capture a requested
 // capture, carry out a pending refund or cancel, check a new token's CVV
 // (cvvauth.go), ask for the capture of an authorisation at its capture_at.
-// Webhook deliveries and scheduled charges are meant to become more kinds
-// of the same queue.
+// 3-D Secure, wallets, webhook deliveries and subscriptions' payments
+// (scheduler.go) add their own kinds.
 const (
 	WorkAuthorize        WorkKind = "authorize"
 	WorkCapture          WorkKind = "capture"
@@ -87,10 +87,11 @@ var workKinds = map[WorkKind]workKind{
 	// Its own kind rather than a capture item due later: the merchant's
 	// capture queues a capture item at once, and one of those already
 	// queued for the charge would leave it waiting until capture_at.
-	WorkScheduledCapture: {(*Service).scheduledCapture, retryDelay},
-	WorkTokenThreeDS:     {(*Service).tokenThreeDS, retryDelay},
-	WorkApprovalExpiry:   {(*Service).expireApproval, retryDelay},
-	WorkWebhookDelivery:  {(*Service).deliver, deliveryBackoff},
+	WorkScheduledCapture:    {(*Service).scheduledCapture, retryDelay},
+	WorkTokenThreeDS:        {(*Service).tokenThreeDS, retryDelay},
+	WorkApprovalExpiry:      {(*Service).expireApproval, retryDelay},
+	WorkWebhookDelivery:     {(*Service).deliver, deliveryBackoff},
+	WorkSubscriptionPayment: {(*Service).chargePayment, retryDelay},
 }
 
 // retryDelay is how long an operation waits after its n-th failed

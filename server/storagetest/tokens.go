@@ -95,7 +95,7 @@ var tokenFixed = []string{"ID", "StoreID", "MerchantID", "Mode", "CreatedOn"}
 func changedToken(tok *payment.TransactionToken) *payment.TransactionToken {
 	c := *tok
 	lastUsed := at(900)
-	c.PaymentType, c.Type, c.UsageLimit = "apple_pay", payment.Subscription, "weekly"
+	c.PaymentType, c.Type, c.UsageLimit = "apple_pay", payment.SubscriptionToken, "weekly"
 	c.Email, c.Active, c.IPAddress = "changed@example.com", false, "203.0.113.7"
 	c.Metadata = payment.Metadata{"order_id": "changed", "n": json.Number("98765432109876543210"), "gift": false}
 	c.Card = payment.TokenCard{
@@ -268,7 +268,7 @@ func checkShape(t *testing.T, got, want *payment.TransactionToken) {
 func testListTokens(t *testing.T, s payment.Storage) {
 	w := newTenants(t, s)
 	const custA, custB = "0194b1f2-aaaa-7000-8000-000000000001", "0194b1f2-bbbb-7000-8000-000000000002"
-	types := []payment.TokenType{payment.OneTime, payment.Subscription, payment.Recurring}
+	types := []payment.TokenType{payment.OneTime, payment.SubscriptionToken, payment.Recurring}
 	// Tokens of the three stores are interleaved, and the other tenants'
 	// share emails and customers with the first store's: a list that
 	// forgets its scope shows them.
