@@ -254,7 +254,7 @@ func placeholders(n int) string {
 const chargeColumns = `id, store_id, merchant_id, token_id, token_type, subscription_id, mode, requested_amount, currency,
 	charged_amount, capture, capture_at, capture_state, capture_amount, descriptor, status, error, error_code, metadata, three_ds,
 	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, only_direct_currency, created_on, updated_on,
-	payment_type`
+	payment_type, payment_id`
 
 func chargeArgs(ch *payment.Charge) ([]any, error) {
 	md, err := metadataJSON(ch.Metadata)
@@ -275,7 +275,7 @@ func chargeArgs(ch *payment.Charge) ([]any, error) {
 		ch.Capture, nullMicros(ch.CaptureAt), string(ch.CaptureState), ch.CaptureAmount, ch.Descriptor,
 		string(ch.Status), perr, errorCode(ch.Error), md, threeDS, ch.RedirectEndpoint, ch.MerchantTransactionID, ch.IPAddress,
 		ch.CardLastFour, ch.Email, ch.OnlyDirectCurrency, micros(ch.CreatedOn), micros(ch.UpdatedOn),
-		ch.PaymentType,
+		ch.PaymentType, nullID(ch.PaymentID),
 	}, nil
 }
 
@@ -283,13 +283,13 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	var ch payment.Charge
 	var id, sid, mid, tid, ttype, subID, mode, captureState, status, md, threeDS string
 	var charged, captureAt sql.NullInt64
-	var perr sql.NullString
+	var perr, payID sql.NullString
 	var errCode sql.NullInt64
 	var created, updated int64
 	err := row.Scan(&id, &sid, &mid, &tid, &ttype, &subID, &mode, &ch.RequestedAmount, &ch.Currency, &charged,
 		&ch.Capture, &captureAt, &captureState, &ch.CaptureAmount, &ch.Descriptor, &status, &perr, &errCode, &md, &threeDS,
 		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &ch.OnlyDirectCurrency,
-		&created, &updated, &ch.PaymentType)
+		&created, &updated, &ch.PaymentType, &payID)
 	if err != nil {
 		return nil, err
 	}
@@ -305,6 +305,7 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	ids := idColumns{table: "charges"}
 	ch.ID, ch.StoreID, ch.MerchantID = ids.parse("id", id), ids.parse("store_id", sid), ids.parse("merchant_id", mid)
 	ch.TokenID, ch.SubscriptionID = ids.parse("token_id", tid), ids.parse("subscription_id", subID)
+	ch.PaymentID = ids.parseNull("payment_id", payID)
 	if ids.err != nil {
 		return nil, ids.err
 	}
@@ -372,6 +373,12 @@ func (t *tx) ListCharges(ctx context.Context, f payment.ChargeFilter, p payment.
 	}
 	if f.TokenID != uuid.Nil {
 		c.add("token_id = ?", f.TokenID.String())
+	}
+	if f.SubscriptionID != uuid.Nil {
+		c.add("subscription_id = ?", f.SubscriptionID.String())
+	}
+	if f.PaymentID != uuid.Nil {
+		c.add("payment_id = ?", f.PaymentID.String())
 	}
 	if f.LastFour != "" {
 		c.add("last_four = ?", f.LastFour)
@@ -645,6 +652,14 @@ func scanWork(row scanner) (payment.Work, int64, error) {
 func (t *tx) EnqueueWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO work (kind, object_id, due_at) VALUES (?, ?, ?)
 		ON CONFLICT (kind, object_id) DO NOTHING`, string(kind), id.String(), micros(due))
+	return err
+}
+
+// RescheduleWork moves only due_at of an item already queued: its seq,
+// attempts, last error and claim stay.
+func (t *tx) RescheduleWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO work (kind, object_id, due_at) VALUES (?, ?, ?)
+		ON CONFLICT (kind, object_id) DO UPDATE SET due_at = excluded.due_at`, string(kind), id.String(), micros(due))
 	return err
 }
 

@@ -56,6 +56,30 @@ type idColumns struct {
 	err   error
 }
 
+// nullID stores uuid.Nil as NULL, for an id column with a foreign key
+// that holds only when the id is set.
+func nullID(id uuid.UUID) sql.NullString {
+	if id == uuid.Nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: id.String(), Valid: true}
+}
+
+// parseNull parses a nullable id column: NULL is absent; anything else
+// must be a UUID (not even the empty string).
+func (c *idColumns) parseNull(column string, s sql.NullString) uuid.UUID {
+	if !s.Valid {
+		return uuid.Nil
+	}
+	if s.String == "" {
+		if c.err == nil {
+			c.err = fmt.Errorf("sqlite: corrupt id in %s.%s: empty", c.table, column)
+		}
+		return uuid.Nil
+	}
+	return c.parse(column, s.String)
+}
+
 func (c *idColumns) parse(column, s string) uuid.UUID {
 	if s == "" {
 		return uuid.Nil

@@ -91,13 +91,17 @@ func testCharges(t *testing.T, s payment.Storage) {
 	w := newTenants(t, s)
 	tok := newToken(w.st, 1)
 	createTokens(t, s, tok)
+	// A charge pays a scheduled payment, which must exist.
+	_, pay, pay2 := subscriptionPayments(t, s, tok)
 	ch, other := newCharge(tok, 1), newCharge(tok, 2)
+	ch.PaymentID = pay.ID
 	requireNoZeroFields(t, ch)
 	createCharges(t, s, ch, other)
 	checkSame(t, readCharge(t, s, ch.ID), ch)
 
 	t.Run("Update", func(t *testing.T) {
 		changed := changedCharge(ch)
+		changed.PaymentID = pay2.ID
 		requireAllChanged(t, ch, changed, chargeFixed...)
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCharge(ctx, changed) })
 		checkSame(t, readCharge(t, s, ch.ID), changed)
@@ -109,6 +113,7 @@ func testCharges(t *testing.T, s payment.Storage) {
 		cleared := changedCharge(ch)
 		cleared.ChargedAmount, cleared.CaptureAt, cleared.Error = nil, nil, nil
 		cleared.SubscriptionID, cleared.CaptureState, cleared.Metadata = uuid.Nil, payment.CaptureNone, nil
+		cleared.PaymentID = uuid.Nil
 		cleared.ThreeDS.Error, cleared.ThreeDS.External = nil, nil
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCharge(ctx, cleared) })
 		checkSame(t, readCharge(t, s, ch.ID), cleared)
