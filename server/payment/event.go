@@ -86,13 +86,20 @@ type eventingStorage struct {
 
 func (e *eventingStorage) Update(ctx context.Context, fn func(Tx) error) error {
 	var queued atomic.Bool
+	var changed []uuid.UUID
 	err := e.Storage.Update(ctx, func(tx Tx) error {
 		queued.Store(false)
-		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued})
+		changed = changed[:0]
+		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued, changed: &changed})
 	})
 	if err == nil && queued.Load() {
 		e.s.wakeWorker()
 		e.s.events.notify()
+	}
+	if err == nil {
+		for _, id := range changed {
+			e.s.changes.notify(id)
+		}
 	}
 	return err
 }
@@ -102,6 +109,9 @@ type eventTx struct {
 	Tx
 	s      *Service
 	queued *atomic.Bool
+	// changed are objects whose long polls are woken once it commits
+	// (subscriptions, which change as a consequence of their charges).
+	changed *[]uuid.UUID
 }
 
 // emit records an event and a delivery (with its work item) for each

@@ -39,13 +39,29 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 			return tx.RescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at)
 		}
 		if pay.TerminateWithStatus != "" {
+			if pay.TerminateWithStatus == SubscriptionSuspended && pay.Cycle >= 0 {
+				// The cycle the suspension took is not charged, even if
+				// the subscription is resumed on its day.
+				pay.Cycle++
+				pay.DueDate, pay.UpdatedOn = sub.schedule().Due(pay.Cycle), now
+				if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
+					return err
+				}
+			}
 			return s.endSubscription(ctx, tx, sub, pay.TerminateWithStatus, now)
 		}
 		ch := s.subscriptionCharge(sub, pay, now)
-		// The shopper is not there to authenticate a payment the merchant
-		// starts: it is exempt from 3-D Secure, as card networks allow for
-		// the recurring payments of an authenticated first one.
-		ch.ThreeDS.Mode = "skip"
+		if sub.PaymentsMade > 0 {
+			// The shopper is not there to authenticate a payment the
+			// merchant starts: it is exempt from 3-D Secure, as card
+			// networks allow for the payments that follow a first one.
+			ch.ThreeDS.Mode = "skip"
+		} else {
+			// A first payment (a later start, or a first charge that
+			// failed) is not exempt: the shopper's authentication of the
+			// token, or the subscription's 3-D Secure, has to carry it.
+			ch.ThreeDS = sub.ThreeDS
+		}
 		pay.ChargeID, pay.Attempts, pay.RetryDate, pay.RetryAt, pay.UpdatedOn = ch.ID, pay.Attempts+1, nil, nil, now
 		if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 			return err
@@ -72,8 +88,8 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 }
 
 // duePayment reads a payment whose item runs and its subscription, and
-// reports whether the payment is still to be charged: unpaid, the one its
-// subscription expects next, no charge of it in flight, and the
+// reports whether the payment is still to be charged: the one its
+// subscription expects next (so unpaid), no charge of it in flight, and the
 // subscription neither ended nor suspended.
 func (s *Service) duePayment(ctx context.Context, tx Tx, id uuid.UUID) (*Subscription, *ScheduledPayment, bool, error) {
 	pay, err := tx.ScheduledPayment(ctx, id)
@@ -87,7 +103,9 @@ func (s *Service) duePayment(ctx context.Context, tx Tx, id uuid.UUID) (*Subscri
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if pay.IsPaid || sub.NextPaymentID != pay.ID || sub.Status.Ended() || sub.Status == SubscriptionSuspended {
+	// Once paid (or withdrawn by a cancel), a payment is no longer the one
+	// its subscription expects.
+	if sub.NextPaymentID != pay.ID || sub.Status.Ended() || sub.Status == SubscriptionSuspended {
 		return sub, pay, false, nil
 	}
 	if pay.ChargeID != uuid.Nil {
@@ -252,5 +270,6 @@ func (s *Service) announce(ctx context.Context, tx Tx, name string, sub *Subscri
 	if err := loadNextPayment(ctx, et.Tx, sub); err != nil {
 		return err
 	}
+	*et.changed = append(*et.changed, sub.ID)
 	return et.emit(ctx, name, sub.MerchantID, sub.StoreID, sub.Mode, sub)
 }
