@@ -15,13 +15,15 @@ import (
 )
 
 // integrityFixture is a database with one merchant, user, store and app
-// token, and one charge row with its refund and cancel, written with raw SQL
-// (foreign keys off) so that a test can then corrupt any column.
+// token, and one charge row with its refund and cancel, and a subscription
+// with the scheduled payment the charge pays, written with raw SQL (foreign
+// keys off) so that a test can then corrupt any column.
 type integrityFixture struct {
 	path                   string
 	db                     *sqlite.DB
 	merchant, store, token uuid.UUID
 	charge, refund, cancel uuid.UUID
+	subscription, payment  uuid.UUID
 }
 
 const integrityEmail = "integrity@kessai.test"
@@ -56,6 +58,21 @@ func newIntegrityFixture(t *testing.T) *integrityFixture {
 	f.exec(t, `INSERT INTO cancels (id, store_id, merchant_id, charge_id, mode, status, metadata, created_on, updated_on)
 		VALUES (?, ?, ?, ?, 'test', 'pending', '{}', 1, 1)`,
 		f.cancel.String(), st.ID.String(), m.ID.String(), f.charge.String())
+	f.subscription, f.payment = payment.NewID(), payment.NewID()
+	f.exec(t, `INSERT INTO subscriptions (id, store_id, merchant_id, token_id, mode, amount, currency, period,
+		cyclical_period, start_on, zone_id, preserve_end_of_month, retry_interval, termination_mode, anchor,
+		plan_fixed_cycles, plan_fixed_cycle_amount, status, next_payment_id, payments_made, amount_paid, three_ds,
+		descriptor, only_direct_currency, first_charge_authorization_only, first_charge_capture_after, metadata,
+		from_browser, email, last_four, created_on, updated_on)
+		VALUES (?, ?, ?, ?, 'test', 1000, 'JPY', 'monthly', '', '2026-03-02', 'Asia/Tokyo', 0, '', 'immediate', '2026-03-02',
+			0, 0, 'current', ?, 0, 0, '{}', '', 0, 0, '', '{}', 0, '', '', 1, 1)`,
+		f.subscription.String(), st.ID.String(), m.ID.String(), payment.NewID().String(), f.payment.String())
+	f.exec(t, `INSERT INTO scheduled_payments (id, subscription_id, store_id, merchant_id, mode, cycle, due_date, zone_id,
+		amount, currency, is_paid, is_last_payment, successful_payment_date, retry_date, retry_interval,
+		terminate_with_status, attempts, charge_id, created_on, updated_on)
+		VALUES (?, ?, ?, ?, 'test', 0, '2026-03-02', 'Asia/Tokyo', 1000, 'JPY', 1, 0, '2026-03-02', '2026-03-03', '', '', 1, ?, 1, 1)`,
+		f.payment.String(), f.subscription.String(), st.ID.String(), m.ID.String(), f.charge.String())
+	f.exec(t, `UPDATE charges SET subscription_id = ?, payment_id = ?`, f.subscription.String(), f.payment.String())
 	return f
 }
 
@@ -84,6 +101,26 @@ func TestCorruptIDIsAnError(t *testing.T) {
 	charge := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error { _, err := tx.Charge(ctx, id); return err }
 	refund := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error { _, err := tx.Refund(ctx, id); return err }
 	cancel := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error { _, err := tx.Cancel(ctx, id); return err }
+	subscription := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error {
+		_, err := tx.Subscription(ctx, id)
+		return err
+	}
+	scheduled := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error {
+		_, err := tx.ScheduledPayment(ctx, id)
+		return err
+	}
+	subscriptions := func(ctx context.Context, f *integrityFixture, tx payment.Tx) error {
+		_, err := tx.ListSubscriptions(ctx, payment.SubscriptionFilter{MerchantID: f.merchant}, payment.ListParams{Limit: 10})
+		return err
+	}
+	payments := func(ctx context.Context, f *integrityFixture, tx payment.Tx) error {
+		_, err := tx.ListScheduledPayments(ctx, f.subscription, payment.ListParams{Limit: 10})
+		return err
+	}
+	charges := func(ctx context.Context, f *integrityFixture, tx payment.Tx) error {
+		_, err := tx.ListCharges(ctx, payment.ChargeFilter{MerchantID: f.merchant}, payment.ListParams{Limit: 10})
+		return err
+	}
 	user := func(ctx context.Context, _ *integrityFixture, tx payment.Tx) error {
 		_, err := tx.UserByEmail(ctx, integrityEmail)
 		return err
@@ -97,6 +134,8 @@ func TestCorruptIDIsAnError(t *testing.T) {
 	chargeID := func(f *integrityFixture) uuid.UUID { return f.charge }
 	refundID := func(f *integrityFixture) uuid.UUID { return f.refund }
 	cancelID := func(f *integrityFixture) uuid.UUID { return f.cancel }
+	subscriptionID := func(f *integrityFixture) uuid.UUID { return f.subscription }
+	paymentID := func(f *integrityFixture) uuid.UUID { return f.payment }
 
 	cases := []struct {
 		name, table, column, where string
@@ -112,6 +151,15 @@ func TestCorruptIDIsAnError(t *testing.T) {
 		{"charge's merchant", "charges", "merchant_id", "", byID(charge, chargeID)},
 		{"refund's charge", "refunds", "charge_id", "", byID(refund, refundID)},
 		{"cancel's store", "cancels", "store_id", "", byID(cancel, cancelID)},
+		{"charge's payment", "charges", "payment_id", "", byID(charge, chargeID)},
+		{"charge's payment in a list", "charges", "payment_id", "", charges},
+		{"subscription's token", "subscriptions", "token_id", "", byID(subscription, subscriptionID)},
+		{"subscription's store", "subscriptions", "store_id", "", byID(subscription, subscriptionID)},
+		{"subscription's next payment", "subscriptions", "next_payment_id", "", byID(subscription, subscriptionID)},
+		{"subscription's id in a list", "subscriptions", "id", "", subscriptions},
+		{"payment's subscription", "scheduled_payments", "subscription_id", "", byID(scheduled, paymentID)},
+		{"payment's charge", "scheduled_payments", "charge_id", "", byID(scheduled, paymentID)},
+		{"payment's id in a list", "scheduled_payments", "id", "", payments},
 	}
 	for _, tc := range cases {
 		for _, corrupt := range []string{"not-a-uuid", "{" + payment.NewID().String() + "}", "00000000-0000-0000-0000-00000000000g"} {
@@ -207,5 +255,158 @@ func TestPanicInUpdateRollsBack(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCorruptDateIsAnError: a day column holding something that is not a
+// YYYY-MM-DD day fails the read, naming the table and column, instead of
+// reading as the zero Date; a nullable one read as NULL is nil. An empty
+// charges.payment_id is corrupt too: no payment is NULL there.
+func TestCorruptDateIsAnError(t *testing.T) {
+	subscription := func(f *integrityFixture, tx payment.Tx) error {
+		_, err := tx.Subscription(t.Context(), f.subscription)
+		return err
+	}
+	scheduled := func(f *integrityFixture, tx payment.Tx) error {
+		_, err := tx.ScheduledPayment(t.Context(), f.payment)
+		return err
+	}
+	charge := func(f *integrityFixture, tx payment.Tx) error {
+		_, err := tx.Charge(t.Context(), f.charge)
+		return err
+	}
+	cases := []struct {
+		table, column string
+		read          func(f *integrityFixture, tx payment.Tx) error
+		corrupt       []string
+	}{
+		{"subscriptions", "anchor", subscription, []string{"", "2026-02-30", "20260302", "2026-3-2", "0000-01-01", "not a day"}},
+		{"subscriptions", "start_on", subscription, []string{"", "2026-13-01", "2026-03-02T00:00:00Z"}},
+		{"scheduled_payments", "due_date", scheduled, []string{"", "2026-02-29", "+2026-03-02"}},
+		{"scheduled_payments", "successful_payment_date", scheduled, []string{"", "yesterday"}},
+		{"scheduled_payments", "retry_date", scheduled, []string{"", "2026-03-32"}},
+		{"charges", "payment_id", charge, []string{""}},
+	}
+	for _, tc := range cases {
+		for _, corrupt := range tc.corrupt {
+			t.Run(tc.table+"."+tc.column+"/"+corrupt, func(t *testing.T) {
+				f := newIntegrityFixture(t)
+				f.exec(t, `UPDATE `+tc.table+` SET `+tc.column+` = ?`, corrupt)
+				err := f.db.View(t.Context(), func(tx payment.Tx) error { return tc.read(f, tx) })
+				if err == nil {
+					t.Fatalf("%s.%s = %q read without an error", tc.table, tc.column, corrupt)
+				}
+				if want := tc.table + "." + tc.column; !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %s", err, want)
+				}
+			})
+		}
+	}
+
+	// As written, the fixture reads; NULL days are nil.
+	f := newIntegrityFixture(t)
+	err := f.db.View(t.Context(), func(tx payment.Tx) error {
+		p, err := tx.ScheduledPayment(t.Context(), f.payment)
+		if err != nil {
+			return err
+		}
+		if p.DueDate != (payment.Date{Year: 2026, Month: time.March, Day: 2}) || p.RetryDate == nil || p.RetryDate.Day != 3 {
+			t.Errorf("the fixture's payment reads %+v", p)
+		}
+		ch, err := tx.Charge(t.Context(), f.charge)
+		if err == nil && (ch.PaymentID != f.payment || ch.SubscriptionID != f.subscription) {
+			t.Errorf("the fixture's charge pays %s of %s, want %s of %s", ch.PaymentID, ch.SubscriptionID, f.payment, f.subscription)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.exec(t, `UPDATE scheduled_payments SET successful_payment_date = NULL, retry_date = NULL`)
+	f.exec(t, `UPDATE subscriptions SET start_on = NULL`)
+	err = f.db.View(t.Context(), func(tx payment.Tx) error {
+		p, err := tx.ScheduledPayment(t.Context(), f.payment)
+		if err == nil && (p.SuccessfulPaymentDate != nil || p.RetryDate != nil) {
+			t.Errorf("NULL days read as %v, %v", p.SuccessfulPaymentDate, p.RetryDate)
+		}
+		if err != nil {
+			return err
+		}
+		sub, err := tx.Subscription(t.Context(), f.subscription)
+		if err == nil && sub.Schedule.StartOn != nil {
+			t.Errorf("a NULL start_on read as %v", sub.Schedule.StartOn)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("NULL days are absent, not an error: %v", err)
+	}
+}
+
+// TestSubscriptionReferences: the foreign keys of migration 0011. A
+// subscription's token and store, a scheduled payment's subscription and a
+// charge's payment (when it has one) must exist; uuid.Nil, no payment, is
+// stored as NULL and needs none.
+func TestSubscriptionReferences(t *testing.T) {
+	ctx := t.Context()
+	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	m := &payment.Merchant{ID: payment.NewID(), Name: "M", Email: "m@kessai.test", CreatedOn: now}
+	st := &payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "S", Settings: payment.DefaultStoreSettings(), CreatedOn: now}
+	tok := &payment.TransactionToken{ID: payment.NewID(), StoreID: st.ID, MerchantID: m.ID, Mode: payment.ModeTest,
+		Type: payment.SubscriptionToken, CreatedOn: now, UpdatedOn: now}
+	sub := func(change func(*payment.Subscription)) *payment.Subscription {
+		s := &payment.Subscription{ID: payment.NewID(), StoreID: st.ID, MerchantID: m.ID, TokenID: tok.ID, Mode: payment.ModeTest,
+			Amount: 1000, Currency: "JPY", Period: "monthly", Anchor: payment.Date{Year: 2026, Month: time.March, Day: 2},
+			Status: payment.SubscriptionCurrent, CreatedOn: now, UpdatedOn: now}
+		change(s)
+		return s
+	}
+	pay := func(subID uuid.UUID) *payment.ScheduledPayment {
+		return &payment.ScheduledPayment{ID: payment.NewID(), SubscriptionID: subID, StoreID: st.ID, MerchantID: m.ID,
+			Mode: payment.ModeTest, DueDate: payment.Date{Year: 2026, Month: time.March, Day: 2}, Amount: 1000, Currency: "JPY",
+			CreatedOn: now, UpdatedOn: now}
+	}
+	charge := func(payID uuid.UUID) *payment.Charge {
+		return &payment.Charge{ID: payment.NewID(), StoreID: st.ID, MerchantID: m.ID, TokenID: tok.ID, PaymentID: payID,
+			Mode: payment.ModeTest, RequestedAmount: 1000, Currency: "JPY", Status: payment.ChargePending, CreatedOn: now, UpdatedOn: now}
+	}
+	good := sub(func(*payment.Subscription) {})
+	goodPay := pay(good.ID)
+	goodCharge := charge(uuid.Nil)
+	err := db.Update(ctx, func(tx payment.Tx) error {
+		return errors.Join(tx.CreateMerchant(ctx, m), tx.CreateStore(ctx, st), tx.CreateToken(ctx, tok),
+			tx.CreateSubscription(ctx, good), tx.CreateScheduledPayment(ctx, goodPay), tx.CreateCharge(ctx, goodCharge),
+			tx.CreateCharge(ctx, charge(goodPay.ID)))
+	})
+	if err != nil {
+		t.Fatalf("rows whose references exist: %v", err)
+	}
+	refused := map[string]func(tx payment.Tx) error{
+		"subscription's token": func(tx payment.Tx) error {
+			return tx.CreateSubscription(ctx, sub(func(s *payment.Subscription) { s.TokenID = payment.NewID() }))
+		},
+		"subscription's store": func(tx payment.Tx) error {
+			return tx.CreateSubscription(ctx, sub(func(s *payment.Subscription) { s.StoreID = payment.NewID() }))
+		},
+		"subscription's token changed": func(tx payment.Tx) error {
+			changed := *good
+			changed.TokenID = payment.NewID()
+			return tx.UpdateSubscription(ctx, &changed)
+		},
+		"payment's subscription": func(tx payment.Tx) error { return tx.CreateScheduledPayment(ctx, pay(payment.NewID())) },
+		"charge's payment":       func(tx payment.Tx) error { return tx.CreateCharge(ctx, charge(payment.NewID())) },
+		"charge's payment changed": func(tx payment.Tx) error {
+			changed := *goodCharge
+			changed.PaymentID = payment.NewID()
+			return tx.UpdateCharge(ctx, &changed)
+		},
+	}
+	for name, write := range refused {
+		t.Run(name, func(t *testing.T) {
+			if err := db.Update(ctx, write); err == nil {
+				t.Fatal("a reference to nothing was stored")
+			}
+		})
 	}
 }

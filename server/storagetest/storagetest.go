@@ -25,14 +25,19 @@
 // attempts, concurrent claimants); which approval of a resource is the
 // latest; which webhooks hear a store's events, when a webhook's URL is
 // taken, that deleting a webhook deletes its deliveries, and the order of
-// the event feed; that quotas are atomic under concurrency; that Update is
-// all or nothing and that View cannot write.
+// the event feed; what the subscription list's filters and search select
+// (no character of a search a wildcard), a subscription's payments in
+// order, and that rescheduling work keeps its attempts and claim; that
+// quotas are atomic under concurrency; that Update is all or nothing and
+// that View cannot write.
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
 // tokens.go (transaction tokens), charges.go, operations.go (refunds and
 // cancels), ledger.go, work.go (the work queue), approvals.go (3-D Secure
 // challenges and wallet payments), webhooks.go, events.go (events and
-// their deliveries), quotas.go and transactions.go
+// their deliveries), subscriptions.go (subscriptions, their scheduled
+// payments, the charges that pay them, RescheduleWork), quotas.go and
+// transactions.go
 // (NOT_FOUND, duplicate ids, rollback, read-only views); compare.go holds
 // the reflection helpers.
 package storagetest
@@ -99,6 +104,12 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open(t)) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, open(t)) })
 	t.Run("WebhookRollback", func(t *testing.T) { testWebhookRollback(t, open(t)) })
+	t.Run("Subscriptions", func(t *testing.T) { testSubscriptions(t, open(t)) })
+	t.Run("ListSubscriptions", func(t *testing.T) { testListSubscriptions(t, open(t)) })
+	t.Run("ListScheduledPayments", func(t *testing.T) { testListScheduledPayments(t, open(t)) })
+	t.Run("SubscriptionCharges", func(t *testing.T) { testSubscriptionCharges(t, open(t)) })
+	t.Run("RescheduleWork", func(t *testing.T) { testRescheduleWork(t, open(t)) })
+	t.Run("SubscriptionRollback", func(t *testing.T) { testSubscriptionRollback(t, open(t)) })
 }
 
 // base is a time with nanoseconds and a zone other than UTC: engines must

@@ -341,6 +341,11 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	dl := newDelivery(ev, hook, 1)
 	createDeliveries(t, s, dl)
 	newEv := newEvent(st, payment.ModeLive, payment.EventChargeUpdated, 2)
+	sub := newSubscription(ptok, 1)
+	createSubscriptions(t, s, sub)
+	pay := newScheduledPayment(sub, 1)
+	createScheduledPayments(t, s, pay)
+	newSub := newSubscription(ptok, 2)
 	writes := []struct {
 		name  string
 		write func(ctx context.Context, tx payment.Tx) error
@@ -402,6 +407,19 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 			return tx.CreateDelivery(ctx, newDelivery(ev, hook, 2))
 		}},
 		{"UpdateDelivery", func(ctx context.Context, tx payment.Tx) error { return tx.UpdateDelivery(ctx, changedDelivery(dl)) }},
+		{"CreateSubscription", func(ctx context.Context, tx payment.Tx) error { return tx.CreateSubscription(ctx, newSub) }},
+		{"UpdateSubscription", func(ctx context.Context, tx payment.Tx) error {
+			return tx.UpdateSubscription(ctx, changedSubscription(sub, ptok.ID))
+		}},
+		{"CreateScheduledPayment", func(ctx context.Context, tx payment.Tx) error {
+			return tx.CreateScheduledPayment(ctx, newScheduledPayment(sub, 2))
+		}},
+		{"UpdateScheduledPayment", func(ctx context.Context, tx payment.Tx) error {
+			return tx.UpdateScheduledPayment(ctx, changedScheduledPayment(pay))
+		}},
+		{"RescheduleWork", func(ctx context.Context, tx payment.Tx) error {
+			return tx.RescheduleWork(ctx, payment.WorkRefund, r.ID, now.Add(time.Hour))
+		}},
 	}
 	for _, w := range writes {
 		t.Run(w.name, func(t *testing.T) {
@@ -452,6 +470,11 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	checkItem(t, s, held)
 	checkItem(t, s, queued(payment.WorkRefund, r.ID, now))
 	checkNoWork(t, s, payment.WorkCancel, cn.ID)
+	checkSame(t, readSubscription(t, s, sub.ID), sub)
+	checkNoSubscription(t, s, newSub.ID)
+	checkSame(t, readScheduledPayment(t, s, pay.ID), pay)
+	checkPage(t, pageCheck{want: []uuid.UUID{pay.ID}, total: intp(1)},
+		listScheduledPayments(t, s, sub.ID, payment.ListParams{Limit: 10}), scheduledPaymentID)
 	checkSame(t, readApproval(t, s, ap.Key), ap)
 	checkLatest(t, s, ch.ID, ap)
 	checkNoKey(t, s, approvalKey("v", 2))
