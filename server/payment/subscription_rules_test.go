@@ -481,3 +481,34 @@ func TestSubscriptionAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionTokenDeleted: a payment whose charge cannot even be made
+// (its token deleted) fails like a declined one and is retried; a new
+// token pays it.
+func TestSubscriptionTokenDeleted(t *testing.T) {
+	ctx := context.Background()
+	w := newSubWorld(t, time.Date(2027, 1, 1, 1, 0, 0, 0, time.UTC), 1, servicetest.Options{})
+	tok := w.token("4000020000000000", "a@example.com")
+	sub := w.subscribe(payment.NewSubscription{TokenID: tok.ID, Period: "monthly", Schedule: payment.ScheduleSettings{RetryInterval: "P1D"}})
+	if err := w.svc.DeleteToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.days(32) // Feb 1 and its retry on Feb 2
+	got := w.get(sub.ID)
+	if got.Status != payment.SubscriptionUnpaid || got.NextPayment.Attempts != 2 || got.NextPayment.RetryDate == nil {
+		t.Fatalf("after two attempts on a deleted token: %s, next %+v", got.Status, got.NextPayment)
+	}
+	if n := len(w.charges(sub.ID)); n != 1 {
+		t.Errorf("%d charges, want only January's", n)
+	}
+	if ev := w.events(sub.ID); ev[payment.EventSubscriptionFailure] != 2 {
+		t.Errorf("events %v, want two failures", ev)
+	}
+	if _, err := w.svc.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, w.token("4000020000000000", "b@example.com").ID); err != nil {
+		t.Fatal(err)
+	}
+	w.run()
+	if got := w.get(sub.ID); got.Status != payment.SubscriptionCurrent || len(w.charges(sub.ID)) != 2 {
+		t.Errorf("after a new token: %s with %d charges", got.Status, len(w.charges(sub.ID)))
+	}
+}
