@@ -33,12 +33,7 @@ type subWorld struct {
 func newSubWorld(t *testing.T, start time.Time, instances int, opts servicetest.Options) *subWorld {
 	t.Helper()
 	w := &subWorld{t: t, clock: kessaitest.NewClock(start)}
-	opts.Clock, opts.Path, opts.EncodeEvent = w.clock, filepath.Join(t.TempDir(), sqlite.FileName), func(r any) (json.RawMessage, error) {
-		if sub, ok := r.(*payment.Subscription); ok { // TEMPORARY until api renders subscriptions
-			return json.Marshal(map[string]any{"id": sub.ID})
-		}
-		return api.EncodeEvent(r)
-	}
+	opts.Clock, opts.Path, opts.EncodeEvent = w.clock, filepath.Join(t.TempDir(), sqlite.FileName), api.EncodeEvent
 	for range instances {
 		w.stacks = append(w.stacks, servicetest.New(t, opts))
 	}
