@@ -48,6 +48,7 @@ CREATE TABLE subscriptions (
 CREATE INDEX subscriptions_by_merchant ON subscriptions (merchant_id, mode, id);
 CREATE INDEX subscriptions_by_store ON subscriptions (store_id, mode, id);
 CREATE INDEX subscriptions_by_status ON subscriptions (merchant_id, mode, status, id);
+-- The child side of the foreign key to tokens, which UpdateToken rewrites.
 CREATE INDEX subscriptions_by_token ON subscriptions (token_id);
 
 CREATE TABLE scheduled_payments (
