@@ -35,6 +35,12 @@ const EVENTS = [
   "charge_finished",
   "refund_finished",
   "cancel_finished",
+  "subscription_created",
+  "subscription_payment",
+  "subscription_failure",
+  "subscription_canceled",
+  "subscription_suspended",
+  "subscription_completed",
 ];
 
 /**
