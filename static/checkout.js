@@ -89,6 +89,7 @@
     add("capture", o.capture ? "" : "false"); add("email", o.email);
     add("metadata", o.metadata && JSON.stringify(o.metadata)); add("locale", o.locale); add("inline", o.inline ? "true" : "");
     add("paymentTypes", o.pt);
+    for (var k in o) { if (!k.indexOf("subscription")) { add(k, o[k]); } }
     var f = mk("iframe", {
       display: "block", width: "100%", height: h + "px", border: "0", margin: "0", padding: "0",
       background: "transparent", colorScheme: "normal", overflow: "hidden", transition: "height .15s"
@@ -105,7 +106,7 @@
         self.fail({ code: "FRAME_LOAD_FAILED", message: o.t[3], fatal: true });
       }
     }
-    // A refused frame (frame-ancestors) loads an error page, never ready.
+    // A refused frame (frame-ancestors) never gets ready.
     f.addEventListener("load", function () {
       if (self.ready || self.f !== f) { return; }
       clearTimeout(self.timer);
@@ -145,7 +146,6 @@
       border: "3px solid rgba(255, 255, 255, .3)", borderTopColor: "#fff", borderRadius: "50%", boxSizing: "border-box"
     });
     if (spin.animate) { spin.animate([{ transform: "rotate(0)" }, { transform: "rotate(360deg)" }], { duration: 800, iterations: Infinity }); }
-    // Visible at once (transparent over the spinner until it paints).
     var f = css(this.frame(520), { minHeight: narrow ? "100vh" : "" });
     // Tab out of the frame lands here and goes back in.
     function guard() {
@@ -265,7 +265,7 @@
       case "success":
         var r = {
           response: m.response, status: m.status, tokenId: m.tokenId || null, chargeId: m.chargeId || null,
-          token: m.tokenId || null, charge: m.chargeId || null
+          token: m.tokenId || null, charge: m.chargeId || null, subscriptionId: m.subscriptionId || null
         };
         var p = this.pending[m.requestId], id;
         if (p) { delete this.pending[m.requestId]; p[0](r); }
@@ -273,6 +273,7 @@
         this.pending = {};
         call(this.o.onSuccess, r);
         emit("success", r);
+        if (r.subscriptionId) { emit("subscription-created", r); }
         if (this.box) { this.later = setTimeout(function () { self.close(); }, 1600); }
         break;
       case "error":
@@ -322,20 +323,22 @@
     var ds = span.dataset, md = meta(ds.metadata) || {}, at = span.attributes, i, a;
     for (i = 0; i < at.length; i++) {
       a = at[i].name;
-      if (!a.indexOf("data-") && KNOWN.indexOf(" " + a.slice(5) + " ") < 0) { md[a.slice(5).replace(/-/g, "_")] = at[i].value; }
+      if (!a.indexOf("data-") && KNOWN.indexOf(" " + a.slice(5) + " ") < 0 && a.indexOf("data-subscription-")) { md[a.slice(5).replace(/-/g, "_")] = at[i].value; }
     }
     var auto = bool(ds.autoSubmit, false), inline = bool(ds.inline, false);
-    var c = create({
+    var o = {
       appId: ds.appId, checkout: ds.checkout, amount: ds.amount, currency: ds.currency, capture: ds.capture,
       email: ds.email, tokenType: ds.tokenType, locale: ds.locale, metadata: md, inline: inline, inlineContainer: span,
       paymentTypes: ds.paymentTypes || ds.paymentType,
       onSuccess: function (r) {
         hidden(form, "univapayTokenId", r.tokenId || "");
         if (r.chargeId) { hidden(form, "univapayChargeId", r.chargeId); }
-        if (r.response && r.response.subscription_id) { hidden(form, "univapaySubscriptionId", r.response.subscription_id); }
+        if (r.subscriptionId) { hidden(form, "univapaySubscriptionId", r.subscriptionId); }
         if (auto) { HTMLFormElement.prototype.submit.call(form); }
       }
-    });
+    };
+    for (i in ds) { if (!i.indexOf("subscription")) { o[i] = ds[i]; } }
+    var c = create(o);
     if (inline) {
       try { c.open(); } catch (e) { return console.error(e); }
       if (auto) {

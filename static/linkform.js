@@ -32,28 +32,36 @@
     if (!busy && !finished) { payBtn.disabled = false; }
   }
 
-  // ids reads the charge and token ids out of whatever the widget reports.
+  // A subscription form (data-subscription: its terms as the widget's
+  // options) reports the subscription the widget made.
+  var sub = null;
+  try { sub = d.subscription ? JSON.parse(d.subscription) : null; } catch (err) { sub = null; }
+
+  // ids reads the charge, token and subscription ids out of whatever the
+  // widget reports.
   function ids(r) {
     r = r || {};
     var resp = r.response || {};
     var chargeId = r.chargeId || r.charge || "";
     var tokenId = r.tokenId || r.token || "";
+    var subId = r.subscriptionId || "";
     if (typeof chargeId === "object") { chargeId = chargeId.id || ""; }
     if (typeof tokenId === "object") { tokenId = tokenId.id || ""; }
-    if (!chargeId && d.checkout === "payment" && resp.id && resp.transaction_token_id) { chargeId = resp.id; }
+    if (!chargeId && !sub && d.checkout === "payment" && resp.id && resp.transaction_token_id) { chargeId = resp.id; }
     if (!tokenId) { tokenId = resp.transaction_token_id || resp.transactionTokenId || (d.checkout === "token" ? resp.id : "") || ""; }
-    return { chargeId: chargeId, tokenId: tokenId };
+    return { chargeId: chargeId, tokenId: tokenId, subscriptionId: subId };
   }
 
   function complete(r) {
     if (finished) { return; }
     var got = ids(r);
-    if (d.checkout === "payment" ? !got.chargeId : !got.tokenId) { return; }
+    if (sub ? !got.subscriptionId : d.checkout === "payment" ? !got.chargeId : !got.tokenId) { return; }
     finished = true;
     setBusy(true);
     setStatus(d.msgProcessing);
     done.elements.chargeId.value = got.chargeId;
     done.elements.tokenId.value = got.tokenId;
+    done.elements.subscriptionId.value = got.subscriptionId;
     done.submit();
   }
 
@@ -98,6 +106,7 @@
   if (d.phone) { options.phoneNumber = d.phone; }
   if (d.name) { options.name = d.name; }
   if (d.paymentTypes) { options.paymentTypes = d.paymentTypes.split(","); }
+  if (sub) { for (var k in sub) { if (Object.prototype.hasOwnProperty.call(sub, k)) { options[k] = sub[k]; } } }
 
   var widget = Checkout.create(options);
   try {

@@ -7,7 +7,8 @@
  * instance, ...}, posted to the embedding page's origin only (never "*"),
  * and only messages from that origin and from window.parent are read.
  *   frame → page: ready, resize {height}, token-created {tokenId},
- *                 success {response, tokenId, chargeId, status, requestId?},
+ *                 success {response, tokenId, chargeId, subscriptionId?,
+ *                 status, requestId?},
  *                 error {code, message, fatal, requestId?}, close
  *   page → frame: submit {requestId}, focus
  * The page gets ids and states, never card data.
@@ -17,7 +18,12 @@
  * elsewhere: a 3-D Secure challenge (the issuer's page in an inner frame,
  * or, on the gateway's own link form, the whole tab, which comes back to
  * cfg.returnUrl) and a wallet payment (the wallet page's QR code and a
- * link to it), while it polls the charge to its end. */
+ * link to it), while it polls the charge to its end.
+ *
+ * A subscription checkout (cfg.subscription) makes a subscription on the
+ * token instead of a charge, and follows its first charge, when one is
+ * due now, exactly as a payment's: the same polling, the same challenge,
+ * the same messages for a decline, which the shopper may retry. */
 (function () {
   "use strict";
   var d = document;
@@ -324,7 +330,8 @@
     [F.email, F.number, F.exp, F.cvc, F.name].forEach(function (el) { if (el) { el.readOnly = on; } });
   }
   function showDone(status) {
-    var title = cfg.checkout === "token" ? M.saved : status === "authorized" ? M.authorized : M.paid;
+    var title = cfg.checkout === "token" ? M.saved : cfg.subscription ? M.subscribed :
+      status === "authorized" ? M.authorized : M.paid;
     d.getElementById("kw-done-title").textContent = title;
     d.getElementById("kw-done-hint").textContent = M.doneHint || "";
     showAlert("");
@@ -507,14 +514,17 @@
       if (cfg.checkout === "token") {
         return { response: tok, tokenId: tok.id, chargeId: null, status: "created" };
       }
+      var threeDS = null;
+      if (!brand) {
+        threeDS = { mode: cfg.threeDS || "normal" };
+        if (wholeTab()) { threeDS.redirect_endpoint = cfg.returnUrl; }
+      }
+      if (cfg.subscription) { return subscribe(tok, threeDS, at); }
       var chargeBody = {
         transaction_token_id: tok.id, amount: cfg.amount, currency: cfg.currency, capture: cfg.capture !== false
       };
       if (cfg.metadata) { chargeBody.metadata = cfg.metadata; }
-      if (!brand) {
-        chargeBody.three_ds = { mode: cfg.threeDS || "normal" };
-        if (wholeTab()) { chargeBody.three_ds.redirect_endpoint = cfg.returnUrl; }
-      }
+      if (threeDS) { chargeBody.three_ds = threeDS; }
       return api("POST", "/charges", chargeBody, uuid()).then(function (ch) { return poll(ch, at); });
     }).then(function (r) {
       if (at !== attempt) { return; }
@@ -548,8 +558,65 @@
 
   function withRequest(r, requestId) {
     var out = { response: r.response, tokenId: r.tokenId, chargeId: r.chargeId, status: r.status };
+    if (r.subscriptionId) { out.subscriptionId = r.subscriptionId; }
     if (requestId) { out.requestId = requestId; }
     return out;
+  }
+
+  // subscribe makes the subscription of a subscription checkout on its
+  // token (the terms are the frame's, checked by the gateway when it served
+  // it) and follows it to its start: while it is unverified its first
+  // charge is under way, which poll follows as a payment's (a 3-D Secure
+  // challenge included, a decline rejecting as a payment's does); then the
+  // subscription is read until it has left unverified. The shop gets the
+  // subscription as the response.
+  function subscribe(tok, threeDS, at) {
+    var s = cfg.subscription, k;
+    var body = { transaction_token_id: tok.id, amount: cfg.amount, currency: cfg.currency };
+    for (k in s) { if (Object.prototype.hasOwnProperty.call(s, k)) { body[k] = s[k]; } }
+    if (threeDS) { body.three_ds = threeDS; }
+    if (cfg.metadata) { body.metadata = cfg.metadata; }
+    return api("POST", "/subscriptions", body, uuid()).then(function (sub) {
+      var path = "/stores/" + encodeURIComponent(sub.store_id || cfg.storeId) + "/subscriptions/" + encodeURIComponent(sub.id);
+      function done(x, chargeId) {
+        return { response: x, tokenId: tok.id, chargeId: chargeId || null, subscriptionId: x.id, status: x.status };
+      }
+      if (sub.status !== "unverified" && sub.status !== "unpaid") {
+        // Nothing charged now (a later start, a free first period).
+        return done(sub, null);
+      }
+      return firstCharge(path, at).then(function (ch) { return poll(ch, at); }).then(function (r) {
+        return started(path, sub, at).then(function (x) { return done(x, r.chargeId); });
+      });
+    });
+  }
+
+  // firstCharge is a new subscription's first charge (made with it, so
+  // there at once; a few reads allow for a slow store).
+  function firstCharge(path, at) {
+    var tries = 0;
+    function read() {
+      if (!at.live) { throw { abandoned: true }; }
+      return api("GET", path + "/charges").then(function (page) {
+        var items = (page && page.items) || [];
+        if (items.length) { return items[items.length - 1]; }
+        if (++tries > 20) { throw { http: 0 }; }
+        return sleep(250).then(read);
+      });
+    }
+    return read();
+  }
+
+  // started reads the subscription until it has left unverified, which it
+  // does in the same step as its first charge ends.
+  function started(path, sub, at) {
+    var tries = 0;
+    function read(x) {
+      if (!at.live) { throw { abandoned: true }; }
+      if (x.status !== "unverified" || ++tries > 10) { return x; }
+      return api("GET", path + "?polling=true").then(read);
+    }
+    return read(sub);
   }
 
   // wholeTab reports whether a 3-D Secure challenge takes the whole tab:

@@ -167,6 +167,9 @@ type formParams struct {
 	// PaymentTypes is what the widget offers (its paymentTypes), "" for
 	// cards only.
 	PaymentTypes string `json:"y,omitempty"`
+	// Sub is a subscription form's terms (checkout payment, tokenType
+	// subscription), nil for any other form.
+	Sub *subscriptionTerms `json:"b,omitempty"`
 }
 
 // pendingForm is one form the session's shopper has open.
@@ -315,14 +318,27 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 	if _, wallets, _ := parsePaymentTypes(params.PaymentTypes); len(wallets) > 0 && params.Checkout == "payment" {
 		data.Heading = formText(loc, "pay_method")
 	}
-	if params.Checkout == "payment" {
+	switch {
+	case params.Sub != nil:
+		data.AmountText = params.Sub.amountText(loc, params.Amount, params.Currency)
+		data.AmountAttr = strconv.FormatInt(params.Amount, 10)
+		data.PayLabel = fmt.Sprintf(message.Periods.Get("subscribe", loc), data.AmountText)
+		q := url.Values{}
+		params.Sub.query(q)
+		opts := map[string]string{}
+		for k := range q {
+			opts[k] = q.Get(k)
+		}
+		b, _ := json.Marshal(opts)
+		data.SubscriptionAttr = string(b)
+	case params.Checkout == "payment":
 		data.AmountText = amountText(params.Amount, params.Currency)
 		data.AmountAttr = strconv.FormatInt(params.Amount, 10)
 		data.PayLabel = formText(loc, "pay_amount", data.AmountText)
 		if !params.Capture {
 			data.AuthNote = formText(loc, "auth_note")
 		}
-	} else {
+	default:
 		data.PayLabel = formText(loc, "save_card")
 	}
 	data.CancelURL = params.Failure
@@ -392,6 +408,18 @@ func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID str
 		default:
 			p.Amount = n
 		}
+	}
+
+	if p.Checkout == "payment" && p.TokenType == "subscription" {
+		if curOK {
+			sub, subProblems := parseSubscription(q, cur, lf.now())
+			for _, k := range subProblems {
+				bad(k)
+			}
+			p.Sub = sub
+		}
+	} else if hasSubscriptionParams(q) {
+		bad("p_sub_token")
 	}
 
 	switch a := q.Get("auth"); a {
@@ -562,7 +590,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
 			return
 		}
-		lf.finish(w, r, loc, params, outcomeCanceled, "", "", false)
+		lf.finish(w, r, loc, params, outcomeCanceled, "", "", "", false)
 		return
 	}
 
@@ -579,9 +607,36 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 	opened := time.Unix(pf.Created, 0).Add(-time.Minute)
 
 	var out outcome
-	var tokenID, chargeID string
-	switch params.Checkout {
-	case "payment":
+	var tokenID, chargeID, subID string
+	switch {
+	case params.Sub != nil:
+		id, err := uuid.Parse(r.PostForm.Get("subscriptionId"))
+		if err != nil {
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		if pf.Done != "" && pf.Done != id.String() {
+			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
+			return
+		}
+		sub, err := lf.svc.Subscription(r.Context(), caller, storeID, id, linkformChargeWait)
+		if err != nil {
+			if !payment.IsNotFound(err) && payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+				lf.log.Error("link form: reading the subscription", "error", err)
+				lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
+				return
+			}
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		if !subscriptionOfForm(sub, pf) {
+			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
+			return
+		}
+		subID, tokenID = sub.ID.String(), sub.TokenID.String()
+		chargeID = lf.firstCharge(r.Context(), caller, storeID, sub.ID)
+		out = subscriptionOutcome(sub.Status)
+	case params.Checkout == "payment":
 		id, err := uuid.Parse(r.PostForm.Get("chargeId"))
 		if err != nil {
 			lf.fail(w, r, http.StatusBadRequest, loc, "no_payment", nil)
@@ -637,25 +692,66 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 	// A failed charge does not use the form up: the shopper may still pay
 	// with another card.
 	if pf.Done == "" && out != outcomeFailure {
-		if chargeID != "" {
+		switch {
+		case subID != "":
+			pf.Done = subID
+		case chargeID != "":
 			pf.Done = chargeID
-		} else {
+		default:
 			pf.Done = tokenID
 		}
 		if err := lf.save(w, r, sess, st); err != nil {
 			lf.log.Error("link form: saving the session", "error", err)
 		}
 	}
-	lf.finish(w, r, loc, params, out, tokenID, chargeID, false)
+	lf.finish(w, r, loc, params, out, tokenID, chargeID, subID, false)
 }
 
-// chargeOfForm reports whether ch is the charge pf's widget took: same
-// amount and currency, the form's labels, made while the form was open
-// (a minute's leeway for clocks).
+// subscriptionOfForm reports whether sub is the subscription pf's widget
+// made: on the form's terms, amount and currency, with the form's labels,
+// made while the form was open (a minute's leeway for clocks).
+func subscriptionOfForm(sub *payment.Subscription, pf *pendingForm) bool {
+	p := pf.Params
+	opened := time.Unix(pf.Created, 0).Add(-time.Minute)
+	return p.Sub != nil && p.Sub.matches(sub, p.Amount, p.Currency) &&
+		metaString(sub.Metadata, metaFormID) == p.FormID &&
+		metaString(sub.Metadata, metaOrderID) == p.OrderID &&
+		!sub.CreatedOn.Before(opened)
+}
+
+// subscriptionOutcome is where a subscription sends the shopper: it has
+// started once its first payment is paid (or nothing is due yet), is
+// pending while its first charge is under way, and failed otherwise.
+func subscriptionOutcome(s payment.SubscriptionStatus) outcome {
+	switch s {
+	case payment.SubscriptionCurrent, payment.SubscriptionCompleted:
+		return outcomeSuccess
+	case payment.SubscriptionUnverified:
+		return outcomePending
+	}
+	return outcomeFailure
+}
+
+// firstCharge is the id of a new subscription's charge, "" when it has
+// none (nothing was due when it was made) or it cannot be read.
+func (lf *linkform) firstCharge(ctx context.Context, caller *payment.Caller, storeID, subID uuid.UUID) string {
+	ch, err := lf.svc.LatestSubscriptionCharge(ctx, caller, storeID, subID)
+	if err != nil {
+		if !payment.IsNotFound(err) {
+			lf.log.Warn("link form: reading a subscription's charge", "error", err)
+		}
+		return ""
+	}
+	return ch.ID.String()
+}
+
+// chargeOfForm reports whether ch is the charge pf's widget took: a
+// payment's (not a subscription's), same amount and currency, the form's
+// labels, made while the form was open (a minute's leeway for clocks).
 func chargeOfForm(ch *payment.Charge, pf *pendingForm) bool {
 	p := pf.Params
 	opened := time.Unix(pf.Created, 0).Add(-time.Minute)
-	return ch.RequestedAmount == p.Amount && strings.EqualFold(ch.Currency, p.Currency) &&
+	return ch.SubscriptionID == uuid.Nil && ch.RequestedAmount == p.Amount && strings.EqualFold(ch.Currency, p.Currency) &&
 		metaString(ch.Metadata, metaFormID) == p.FormID &&
 		metaString(ch.Metadata, metaOrderID) == p.OrderID &&
 		!ch.CreatedOn.Before(opened)
@@ -707,25 +803,45 @@ func (lf *linkform) returned(w http.ResponseWriter, r *http.Request) {
 			lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
 			return
 		}
-		if !chargeOfForm(ch, pf) {
+		// A subscription form's charge is its subscription's first: the
+		// form is done with the subscription, which says how it went.
+		done, out, subID := ch.ID.String(), chargeOutcome(ch.Status), ""
+		if pf.Params.Sub != nil {
+			if ch.SubscriptionID == uuid.Nil {
+				continue
+			}
+			sub, err := lf.svc.Subscription(r.Context(), caller, caller.Token().StoreID, ch.SubscriptionID, linkformChargeWait)
+			if err != nil {
+				if payment.IsNotFound(err) || payment.ErrorCode(err) == payment.CodeInvalidPermissions {
+					continue
+				}
+				lf.log.Error("link form: reading the subscription", "error", err)
+				lf.fail(w, r, http.StatusInternalServerError, loc, "internal", nil)
+				return
+			}
+			if !subscriptionOfForm(sub, pf) {
+				continue
+			}
+			subID = sub.ID.String()
+			done, out = subID, subscriptionOutcome(sub.Status)
+		} else if !chargeOfForm(ch, pf) {
 			continue
 		}
 		params := pf.Params
 		if params.Locale != "" {
 			loc = message.Locale(params.Locale)
 		}
-		if pf.Done != "" && pf.Done != ch.ID.String() {
+		if pf.Done != "" && pf.Done != done {
 			lf.fail(w, r, http.StatusConflict, loc, "already_done", nil)
 			return
 		}
-		out := chargeOutcome(ch.Status)
 		if pf.Done == "" && out != outcomeFailure {
-			pf.Done = ch.ID.String()
+			pf.Done = done
 			if err := lf.save(w, r, sess, st); err != nil {
 				lf.log.Error("link form: saving the session", "error", err)
 			}
 		}
-		lf.finish(w, r, loc, params, out, ch.TokenID.String(), ch.ID.String(), true)
+		lf.finish(w, r, loc, params, out, ch.TokenID.String(), ch.ID.String(), subID, true)
 		return
 	}
 	if !found {
@@ -772,7 +888,7 @@ func metaString(m payment.Metadata, key string) string {
 // submission started would be checked against that page's form-action,
 // which knows only the gateway, so the result page moves on by itself
 // (a refresh) instead.
-func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID string, returned bool) {
+func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID, subID string, returned bool) {
 	target := ""
 	switch out {
 	case outcomeSuccess:
@@ -787,6 +903,9 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.L
 	}
 	if target != "" {
 		target = withIDs(target, tokenID, chargeID)
+		if subID != "" {
+			target = withSubscriptionID(target, subID)
+		}
 		if p.AutoRedir && !returned {
 			http.Redirect(w, r, target, http.StatusSeeOther)
 			return
@@ -797,15 +916,36 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.L
 	if out == outcomeSuccess && p.Checkout == "token" {
 		key = "saved"
 	}
-	data := lfPage{
-		Lang: loc, T: message.LinkForm.In(loc), Title: formText(loc, "r_"+key+"_title"),
-		Result: key, ResultText: formText(loc, "r_"+key+"_text"), ReturnURL: target,
-		Params: p, ChargeID: chargeID, TokenID: tokenID, Refresh: p.AutoRedir && target != "",
+	// A subscription that started looks as a payment's success does.
+	texts := key
+	if out == outcomeSuccess && p.Sub != nil {
+		texts = "subscribed"
 	}
-	if p.Checkout == "payment" && p.Amount > 0 {
+	data := lfPage{
+		Lang: loc, T: message.LinkForm.In(loc), Title: formText(loc, "r_"+texts+"_title"),
+		Result: key, ResultText: formText(loc, "r_"+texts+"_text"), ReturnURL: target,
+		Params: p, ChargeID: chargeID, TokenID: tokenID, SubscriptionID: subID, Refresh: p.AutoRedir && target != "",
+	}
+	switch {
+	case p.Sub != nil:
+		data.AmountText = p.Sub.amountText(loc, p.Amount, p.Currency)
+	case p.Checkout == "payment" && p.Amount > 0:
 		data.AmountText = amountText(p.Amount, p.Currency)
 	}
 	lf.render(w, http.StatusOK, "linkform_result.html", data, nil, "")
+}
+
+// withSubscriptionID appends a subscription's id to a merchant URL,
+// keeping its own query.
+func withSubscriptionID(target, id string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	q := u.Query()
+	q.Set("univapaySubscriptionId", id)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // withIDs appends the ids to a merchant URL, keeping its own query.
@@ -911,9 +1051,13 @@ type lfPage struct {
 	ResultText string
 	ReturnURL  string
 	// Refresh: the result page goes on to ReturnURL by itself.
-	Refresh  bool
-	ChargeID string
-	TokenID  string
+	Refresh        bool
+	ChargeID       string
+	TokenID        string
+	SubscriptionID string
+	// SubscriptionAttr is a subscription form's terms as the widget's
+	// options (subscriptionPeriod …), JSON.
+	SubscriptionAttr string
 
 	ErrorKey  string
 	ErrorText string

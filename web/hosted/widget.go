@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/templates"
@@ -31,7 +32,13 @@ import (
 // JSON object), locale (message.Negotiate: ja, en, ja-JP, … or auto for the
 // browser's), inline (true = fields only; the embedding page submits),
 // paymentTypes (what the shopper may pay with, comma-separated:
-// parsePaymentTypes).
+// parsePaymentTypes), and for a subscription checkout (payment with
+// tokenType subscription) its terms (subscription.go: subscriptionPeriod,
+// subscriptionCyclicalPeriod, subscriptionInitialAmount, subscriptionStart,
+// subscriptionZoneId, subscriptionPlan, subscriptionQty). A subscription
+// checkout makes the subscription token, then the subscription, and
+// follows its first charge, when one is due now, as a payment's (3-D
+// Secure included).
 //
 // The server checks the token (signature, not revoked, a store token) and
 // that origin is one of its domains or the gateway itself; it answers with
@@ -115,6 +122,8 @@ type frameParams struct {
 	// and the online wallets' buttons (walletBrands' brands).
 	Card    bool
 	Wallets []string
+	// Sub is a subscription checkout's terms, nil for any other.
+	Sub *subscriptionTerms
 }
 
 // problem is why the frame cannot be shown, for the error page.
@@ -127,14 +136,15 @@ type problem struct {
 func (p *problem) Error() string { return p.code }
 
 var (
-	errBadToken    = &problem{http.StatusUnauthorized, "INVALID_APP_TOKEN", "errToken"}
-	errBadOrigin   = &problem{http.StatusForbidden, "INVALID_DOMAIN", "errOrigin"}
-	errBadParams   = &problem{http.StatusBadRequest, "INVALID_PARAMETERS", "errParams"}
-	errNoCards     = &problem{http.StatusForbidden, "PAYMENT_TYPE_NOT_SUPPORTED", "errCards"}
-	errUnsupported = &problem{http.StatusBadRequest, "NOT_SUPPORTED", "errSubscription"}
+	errBadToken  = &problem{http.StatusUnauthorized, "INVALID_APP_TOKEN", "errToken"}
+	errBadOrigin = &problem{http.StatusForbidden, "INVALID_DOMAIN", "errOrigin"}
+	errBadParams = &problem{http.StatusBadRequest, "INVALID_PARAMETERS", "errParams"}
+	errNoCards   = &problem{http.StatusForbidden, "PAYMENT_TYPE_NOT_SUPPORTED", "errCards"}
 )
 
-func parseFrameParams(q url.Values) (*frameParams, *problem) {
+// parseFrameParams checks the frame's query; now is the service's clock,
+// for a subscription's start date.
+func parseFrameParams(q url.Values, now time.Time) (*frameParams, *problem) {
 	fp := &frameParams{
 		AppID:     strings.TrimSpace(q.Get("appId")),
 		Instance:  q.Get("instance"),
@@ -164,11 +174,6 @@ func parseFrameParams(q url.Values) (*frameParams, *problem) {
 	default:
 		return nil, errBadParams
 	}
-	if fp.Checkout == "payment" && fp.TokenType == "subscription" {
-		// POST /subscriptions is not built yet; a subscription token can
-		// still be collected with checkout "token".
-		return nil, errUnsupported
-	}
 	switch strings.ToLower(q.Get("capture")) {
 	case "", "true", "1":
 	case "false", "0":
@@ -194,6 +199,18 @@ func parseFrameParams(q url.Values) (*frameParams, *problem) {
 		return nil, errBadParams
 	}
 	if fp.HasAmount && fp.Currency == "" {
+		return nil, errBadParams
+	}
+	// A subscription checkout's terms; anywhere else they would be
+	// ignored, which a shop should hear of.
+	if fp.Checkout == "payment" && fp.TokenType == "subscription" {
+		cur, _ := payment.LookupCurrency(fp.Currency)
+		sub, problems := parseSubscription(q, cur, now)
+		if len(problems) > 0 {
+			return nil, errBadParams
+		}
+		fp.Sub = sub
+	} else if hasSubscriptionParams(q) {
 		return nil, errBadParams
 	}
 	if len(fp.Email) > 254 {
@@ -365,16 +382,18 @@ type frameView struct {
 	TestMode   bool
 	AmountText string
 	PayLabel   string
-	Inline     bool
-	AskEmail   bool
-	Card       bool
-	Wallets    []walletView
-	ThemeURL   string
-	Config     template.JS
-	BrandAttrs template.HTMLAttr
-	Brands     []brandMark
-	WasmURL    string
-	WasmExec   string
+	// Subscription: AmountText is a subscription's (per period).
+	Subscription bool
+	Inline       bool
+	AskEmail     bool
+	Card         bool
+	Wallets      []walletView
+	ThemeURL     string
+	Config       template.JS
+	BrandAttrs   template.HTMLAttr
+	Brands       []brandMark
+	WasmURL      string
+	WasmExec     string
 }
 
 type brandMark struct{ Name, Label, URL string }
@@ -405,7 +424,7 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	origin, ok := embedderOrigin(q.Get("origin"))
 	instance := q.Get("instance")
-	fp, prob := parseFrameParams(q)
+	fp, prob := parseFrameParams(q, wp.p.cfg.Service.Clock().Now())
 	if prob == errBadToken || !ok {
 		if prob != errBadToken {
 			prob = errBadOrigin
@@ -460,6 +479,10 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		v.AmountText = amountText(fp.Amount, fp.Currency)
 	}
 	switch {
+	case fp.Sub != nil:
+		v.AmountText = fp.Sub.amountText(lang, fp.Amount, fp.Currency)
+		v.Subscription = true
+		v.PayLabel = fmt.Sprintf(message.Periods.Get("subscribe", lang), v.AmountText)
 	case v.AmountText != "":
 		v.PayLabel = fmt.Sprintf(t["payAmount"], v.AmountText)
 	case fp.Checkout == "token":
@@ -502,6 +525,9 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 	}
 	if fp.Metadata != nil {
 		cfg["metadata"] = fp.Metadata
+	}
+	if fp.Sub != nil {
+		cfg["subscription"] = fp.Sub.config()
 	}
 	v.Config = jsonJS(cfg)
 	var buf bytes.Buffer

@@ -62,10 +62,6 @@ var Frame = newTable("widget frame", map[string]Text{
 		"Card payments are not available for this shop.",
 		"このショップではカード決済をご利用いただけません。",
 	},
-	"errSubscription": {
-		"Subscriptions cannot be paid with this form yet. Please contact the shop.",
-		"このフォームでは定期課金をまだご利用いただけません。ショップにお問い合わせください。",
-	},
 })
 
 // FrameScript is what the scripts of the widget frame show: widget.js
@@ -190,6 +186,7 @@ var FrameScript = newTable("widget frame scripts", map[string]Text{
 	"paid":         {"Payment complete", "お支払いが完了しました"},
 	"authorized":   {"Payment authorised", "与信が完了しました"},
 	"saved":        {"Card saved", "カード情報を登録しました"},
+	"subscribed":   {"Subscription started", "定期課金のお申し込みが完了しました"},
 	"doneHint":     {"Thank you.", "ありがとうございました。"},
 	"working":      {"Processing…", "処理中…"},
 	"timeout": {

@@ -53,10 +53,12 @@ var LinkForm = newTable("link form", map[string]Text{
 		"You can close this page now.",
 		"このページは閉じていただいて構いません。",
 	},
-	"charge_id": {"Payment ID", "決済 ID"},
-	"token_id":  {"Card token", "カードトークン"},
-	"go_back":   {"Go back", "戻る"},
-	"details":   {"Details for the shop's developer", "ショップの開発者向けの詳細"},
+	"charge_id":       {"Payment ID", "決済 ID"},
+	"subscription_id": {"Subscription ID", "定期課金 ID"},
+	"subscription":    {"Subscription", "定期課金"},
+	"token_id":        {"Card token", "カードトークン"},
+	"go_back":         {"Go back", "戻る"},
+	"details":         {"Details for the shop's developer", "ショップの開発者向けの詳細"},
 
 	"p_appid_missing": {
 		"appId is missing: the link needs the store's app token.",
@@ -106,6 +108,30 @@ var LinkForm = newTable("link form", map[string]Text{
 		"%s must be an http(s) URL (up to 1024 characters) on one of the app token's domains.",
 		"%s はアプリトークンのドメイン上の http(s) URL（1024 文字以内）である必要があります。",
 	},
+	"p_sub_token": {
+		"the subscription parameters (subscriptionPeriod …) need checkout=payment and tokenType=subscription.",
+		"定期課金のパラメーター（subscriptionPeriod など）には checkout=payment と tokenType=subscription が必要です。",
+	},
+	"p_sub_period": {
+		"give either subscriptionPeriod (daily, weekly, biweekly, monthly, bimonthly, quarterly, semiannually or annually) or subscriptionCyclicalPeriod (an ISO 8601 duration of whole days or more, such as P10D or P1M), not both.",
+		"subscriptionPeriod（daily、weekly、biweekly、monthly、bimonthly、quarterly、semiannually、annually）または subscriptionCyclicalPeriod（P10D や P1M のような1日以上の ISO 8601 期間）のどちらか一方を指定してください。",
+	},
+	"p_sub_initial": {
+		"subscriptionInitialAmount must be 0 or a whole number within the currency's limits for a payment.",
+		"subscriptionInitialAmount は 0 または通貨の決済金額の範囲内の整数で指定してください。",
+	},
+	"p_sub_start": {
+		"subscriptionStart must be a date (YYYY-MM-DD), today or later.",
+		"subscriptionStart は今日以降の日付（YYYY-MM-DD）で指定してください。",
+	},
+	"p_sub_zone": {
+		"subscriptionZoneId must be a time zone name such as Asia/Tokyo.",
+		"subscriptionZoneId は Asia/Tokyo のようなタイムゾーン名で指定してください。",
+	},
+	"p_sub_plan": {
+		"subscriptionPlan must be fixed_cycles, with subscriptionQty the number of payments (2 to 1200).",
+		"subscriptionPlan は fixed_cycles とし、subscriptionQty に支払い回数（2〜1200）を指定してください。",
+	},
 	"p_too_long": {
 		"the parameters are too long to keep for this payment; shorten the redirect URLs.",
 		"パラメーターが長すぎるため、この決済で保持できません。リダイレクト URL を短くしてください。",
@@ -154,6 +180,11 @@ var LinkForm = newTable("link form", map[string]Text{
 	"r_ok_text": {
 		"Thank you! Your payment was received.",
 		"ありがとうございます。お支払いを受け付けました。",
+	},
+	"r_subscribed_title": {"Subscription started", "定期課金のお申し込みが完了しました"},
+	"r_subscribed_text": {
+		"Thank you! Your subscription has started.",
+		"ありがとうございます。定期課金を開始しました。",
 	},
 	"r_saved_title": {"Card saved", "カードを登録しました"},
 	"r_saved_text": {
