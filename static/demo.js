@@ -152,3 +152,74 @@
   });
 
 })();
+
+// The subscription page: the widget makes a subscription (tokenType
+// "subscription", subscriptionPeriod) instead of a charge, its first
+// payment taken at once (a 3-D Secure challenge, if the card asks for one,
+// inside the dialog), and hands back the subscription's id, which this
+// script posts to the shop's server; the server checks the subscription
+// with the gateway before the order counts.
+(function () {
+  "use strict";
+  var root = document.getElementById("subscribe");
+  if (!root) { return; }
+  var d = root.dataset;
+  var statusEl = document.getElementById("pay-status");
+  var orderForm = document.getElementById("order-form");
+  var btn = document.getElementById("pay-subscription");
+  var label = btn.querySelector(".label");
+  var posted = false;
+
+  function setStatus(text, isError) {
+    statusEl.textContent = text || "";
+    statusEl.classList.toggle("is-error", !!isError);
+  }
+  function setBusy(on) {
+    if (on) {
+      btn.dataset.label = label.textContent;
+      label.textContent = d.msgProcessing;
+    } else if (btn.dataset.label) {
+      label.textContent = btn.dataset.label;
+    }
+    btn.classList.toggle("is-busy", on);
+    btn.setAttribute("aria-busy", on ? "true" : "false");
+    btn.disabled = on;
+  }
+
+  var Checkout = window.KessaiCheckout || window.UnivapayCheckout;
+  if (!Checkout || typeof Checkout.create !== "function") {
+    setStatus(d.msgUnavailable, true);
+    return;
+  }
+  var widget = Checkout.create({
+    appId: d.appId,
+    checkout: "payment",
+    tokenType: "subscription",
+    subscriptionPeriod: d.period,
+    amount: parseInt(d.amount, 10),
+    currency: d.currency,
+    metadata: { order_id: d.order },
+    locale: d.locale,
+    onSuccess: function (r) {
+      var id = r && (r.subscriptionId || (r.response && r.response.id));
+      if (!id || posted) { return; }
+      posted = true;
+      setBusy(true);
+      setStatus(d.msgProcessing);
+      orderForm.elements.subscriptionId.value = id;
+      orderForm.submit();
+    },
+    onError: function (e) {
+      // Card problems show inside the widget, which lets the shopper try
+      // again; only a widget that gave up is reported here.
+      if (e && e.fatal && !posted) { setStatus(e.message || d.msgError, true); }
+    },
+    closed: function () { if (!posted) { btn.disabled = false; } }
+  });
+  btn.disabled = false;
+  btn.addEventListener("click", function () {
+    setStatus("");
+    btn.disabled = true; // until the dialog closes
+    widget.open();
+  });
+})();

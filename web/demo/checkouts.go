@@ -27,9 +27,11 @@ const (
 // be checked against it when the shopper never comes back to the shop (a
 // wallet paid in another tab, a closed window).
 type checkout struct {
-	Ref       string      `json:"ref"`
-	Amount    int64       `json:"amount"`
-	Currency  string      `json:"currency"`
+	Ref      string `json:"ref"`
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+	// Period is a subscription's: the amount is due every period.
+	Period    string      `json:"period,omitempty"`
 	Items     []orderItem `json:"items"`
 	UpdatedAt time.Time   `json:"updated_at"`
 }
@@ -82,7 +84,8 @@ func (c *checkoutBook) put(n *checkout) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := slices.IndexFunc(c.items, func(x *checkout) bool { return x.Ref == n.Ref })
-	if i >= 0 && c.items[i].Amount == n.Amount && c.items[i].Currency == n.Currency && slices.Equal(c.items[i].Items, n.Items) {
+	if i >= 0 && c.items[i].Amount == n.Amount && c.items[i].Currency == n.Currency && c.items[i].Period == n.Period &&
+		slices.Equal(c.items[i].Items, n.Items) {
 		return nil
 	}
 	n.UpdatedAt = c.now().UTC()

@@ -253,6 +253,7 @@ func (d *shop) routes() http.Handler {
 	mux.HandleFunc("GET /cart", d.cart)
 	mux.HandleFunc("POST /cart", d.updateCart)
 	mux.HandleFunc("GET /checkout", d.checkout)
+	mux.HandleFunc("GET /subscribe", d.subscribe)
 	mux.HandleFunc("POST /orders", d.placeOrder)
 	mux.HandleFunc("GET /orders", d.listOrders)
 	mux.HandleFunc("GET /orders/return", d.linkReturn)
@@ -299,11 +300,13 @@ func (d *shop) static(w http.ResponseWriter, r *http.Request) {
 // ---- session ----
 
 // sessionState is the shopper's session: the cart, the order reference the
-// next payment is for, a CSRF token and the language.
+// next payment is for, the one the next subscription is for, a CSRF token
+// and the language.
 type sessionState struct {
 	CSRF  string         `json:"c"`
 	Cart  map[string]int `json:"k,omitempty"`
 	Order string         `json:"o,omitempty"`
+	Sub   string         `json:"s,omitempty"`
 	Lang  string         `json:"l,omitempty"`
 }
 
@@ -335,6 +338,12 @@ func (d *shop) session(r *http.Request) *shopperSession {
 			s.paid, s.state.Cart, s.state.Order = s.state.Order, map[string]int{}, ""
 		}
 	}
+	// So was the subscription: the next one needs a new reference.
+	if s.state.Sub != "" {
+		if _, ok := d.orders.get(s.state.Sub); ok {
+			s.state.Sub = ""
+		}
+	}
 	return s
 }
 
@@ -350,17 +359,22 @@ func (d *shop) save(w http.ResponseWriter, r *http.Request, s *shopperSession) {
 // up when there is none.
 func (d *shop) orderRef(s *shopperSession) string {
 	if s.state.Order == "" {
-		const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
-		b := make([]byte, 5)
-		if _, err := rand.Read(b); err != nil {
-			panic(err)
-		}
-		for i := range b {
-			b[i] = alphabet[int(b[i])%len(alphabet)]
-		}
-		s.state.Order = "KC-" + d.now().Format("060102") + "-" + string(b)
+		s.state.Order = d.newRef("KC")
 	}
 	return s.state.Order
+}
+
+// newRef makes up an order reference: prefix, today, five letters.
+func (d *shop) newRef(prefix string) string {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return prefix + "-" + d.now().Format("060102") + "-" + string(b)
 }
 
 // checkCSRF reports whether a POST came from one of the shop's own pages.
@@ -480,6 +494,10 @@ type pageData struct {
 
 	Order  *order
 	Orders []orderView
+	// Plan is the subscription on sale (the home and subscribe pages);
+	// Sub an order's subscription as the gateway has it now.
+	Plan *planView
+	Sub  *subscriptionView
 
 	ProblemTitle string
 	ProblemText  string
@@ -496,7 +514,7 @@ type productView struct {
 }
 
 type retry struct {
-	Order, ChargeID, Method string
+	Order, ChargeID, SubscriptionID, Method string
 }
 
 func (d *shop) page(r *http.Request, s *shopperSession, title string) pageData {
@@ -541,6 +559,7 @@ func (d *shop) home(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Products = append(p.Products, v)
 	}
+	p.Plan = coffeePlan.view(p.Lang)
 	if pr, ok := productByID(r.URL.Query().Get("added")); ok {
 		p.Added = fmt.Sprintf(p.T["added"], pr.name(p.Lang))
 	}
@@ -625,6 +644,9 @@ func (d *shop) showOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	p := d.page(r, s, "order_title")
 	p.Order = o
+	if o.SubscriptionID != "" {
+		p.Sub = d.subscriptionOf(r.Context(), o, p.Lang)
+	}
 	p.Orders = []orderView{o.view(p.Lang)}
 	p.Flash = r.URL.Query().Get("thanks")
 	d.save(w, r, s)

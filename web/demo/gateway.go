@@ -17,6 +17,7 @@ type gatewayCharge struct {
 	ID                 string         `json:"id"`
 	StoreID            string         `json:"store_id"`
 	TransactionTokenID string         `json:"transaction_token_id"`
+	SubscriptionID     *string        `json:"subscription_id"`
 	RequestedAmount    int64          `json:"requested_amount"`
 	RequestedCurrency  string         `json:"requested_currency"`
 	Status             string         `json:"status"`
@@ -28,6 +29,8 @@ func (c *gatewayCharge) mismatch(storeID string, amount int64, currency, ref str
 	switch {
 	case !strings.EqualFold(c.StoreID, storeID):
 		return "the charge belongs to another store"
+	case c.SubscriptionID != nil && *c.SubscriptionID != "":
+		return "the charge is a subscription's"
 	case c.RequestedAmount != amount:
 		return fmt.Sprintf("the charge is for %d, the cart totals %d", c.RequestedAmount, amount)
 	case !strings.EqualFold(c.RequestedCurrency, currency):

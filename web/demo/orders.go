@@ -21,8 +21,9 @@ import (
 )
 
 // placeOrder is POST /orders: the browser reports a charge id (from the
-// widget's callback or the HTML mode's hidden input); the server checks it
-// with the gateway before the order counts as paid.
+// widget's callback or the HTML mode's hidden input), or for the
+// subscription a subscription id; the server checks it with the gateway
+// before the order counts as paid.
 func (d *shop) placeOrder(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	s := d.session(r)
@@ -37,6 +38,14 @@ func (d *shop) placeOrder(w http.ResponseWriter, r *http.Request) {
 	method := r.PostForm.Get("method")
 	if !slices.Contains([]string{"modal", "inline", "html"}, method) {
 		method = "widget"
+	}
+	subID := r.PostForm.Get("subscriptionId")
+	if subID == "" {
+		subID = r.PostForm.Get("univapaySubscriptionId")
+	}
+	if subID != "" {
+		d.settleSubscription(w, r, s, r.PostForm.Get("order"), subID, method)
+		return
 	}
 	d.settle(w, r, s, r.PostForm.Get("order"), chargeID, method)
 }
@@ -137,15 +146,20 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 // (its webhook) paid: the shop does not know how the shopper paid.
 const methodNotified = "webhook"
 
-// order is a paid order.
+// order is a paid order: by a charge, or by a subscription (whose first
+// charge, if it had one when the order was placed, is ChargeID).
 type order struct {
-	Ref       string      `json:"ref"`
-	ChargeID  string      `json:"charge_id"`
-	TokenID   string      `json:"token_id,omitempty"`
-	Status    string      `json:"status"`
-	Mode      string      `json:"mode,omitempty"`
-	Amount    int64       `json:"amount"`
-	Currency  string      `json:"currency"`
+	Ref            string `json:"ref"`
+	ChargeID       string `json:"charge_id"`
+	SubscriptionID string `json:"subscription_id,omitempty"`
+	TokenID        string `json:"token_id,omitempty"`
+	// Status is the charge's, or the subscription's as last heard.
+	Status   string `json:"status"`
+	Mode     string `json:"mode,omitempty"`
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+	// Period is a subscription's: the amount is due every period.
+	Period    string      `json:"period,omitempty"`
 	Method    string      `json:"method"`
 	Items     []orderItem `json:"items"`
 	CreatedAt time.Time   `json:"created_at"`
@@ -179,6 +193,9 @@ func (o *order) view(loc message.Locale) orderView {
 		v.When = o.CreatedAt.In(jst).Format("2 Jan 2006, 15:04 MST")
 	}
 	v.AmountText = orderAmount(o.Amount, o.Currency)
+	if o.Period != "" {
+		v.AmountText = periodic(loc, o.Amount, o.Currency, o.Period)
+	}
 	var names []string
 	for _, it := range o.Items {
 		name := it.Name
@@ -186,6 +203,9 @@ func (o *order) view(loc message.Locale) orderView {
 			name = it.NameJA
 		}
 		p, _ := productByID(it.Product)
+		if it.Product == coffeePlan.ID {
+			p = product{ID: coffeePlan.ID, Image: coffeePlan.Image}
+		}
 		v.Lines = append(v.Lines, cartLine{Product: p, Name: name, Qty: it.Qty, Total: it.Price * int64(it.Qty)})
 		names = append(names, fmt.Sprintf("%s × %d", name, it.Qty))
 	}
@@ -253,22 +273,55 @@ func (o *orderBook) byCharge(id string) (*order, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, x := range o.orders {
-		if strings.EqualFold(x.ChargeID, id) {
+		if id != "" && strings.EqualFold(x.ChargeID, id) {
 			return x, true
 		}
 	}
 	return nil, false
 }
 
+func (o *orderBook) bySubscription(id string) (*order, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, x := range o.orders {
+		if id != "" && strings.EqualFold(x.SubscriptionID, id) {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// add records an order; one with the reference, the charge or the
+// subscription of a recorded order is errDuplicateOrder.
 func (o *orderBook) add(n *order) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, x := range o.orders {
-		if x.Ref == n.Ref || strings.EqualFold(x.ChargeID, n.ChargeID) {
+		if x.Ref == n.Ref || n.ChargeID != "" && strings.EqualFold(x.ChargeID, n.ChargeID) ||
+			n.SubscriptionID != "" && strings.EqualFold(x.SubscriptionID, n.SubscriptionID) {
 			return errDuplicateOrder
 		}
 	}
-	next := append(slices.Clone(o.orders), n)
+	return o.write(append(slices.Clone(o.orders), n))
+}
+
+// setStatus records an order's new status (its subscription's).
+func (o *orderBook) setStatus(ref, status string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	i := slices.IndexFunc(o.orders, func(x *order) bool { return x.Ref == ref })
+	if i < 0 {
+		return nil
+	}
+	next := slices.Clone(o.orders)
+	changed := *next[i]
+	changed.Status = status
+	next[i] = &changed
+	return o.write(next)
+}
+
+// write replaces the orders with next, in memory and in the file.
+func (o *orderBook) write(next []*order) error {
 	b, err := json.MarshalIndent(struct {
 		Orders []*order `json:"orders"`
 	}{next}, "", "  ")

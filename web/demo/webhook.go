@@ -37,8 +37,9 @@ const WebhookFile = "demo-webhook.json"
 
 // webhookTriggers are the events the storefront asks for: the end of a
 // charge, which pays an order, and its updates (awaiting the shopper),
-// which it only logs.
-var webhookTriggers = []string{"charge_finished", "charge_updated"}
+// which it only logs; a subscription's payments, failures and
+// cancellation, which its order follows (subscription.go).
+var webhookTriggers = []string{"charge_finished", "charge_updated", "subscription_payment", "subscription_failure", "subscription_canceled"}
 
 // signatureTolerance is how far a delivery's timestamp may be from the
 // shop's clock (Standard Webhooks' recommendation): an older delivery is
@@ -361,6 +362,16 @@ func (d *shop) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "try again", http.StatusInternalServerError)
 			return
 		}
+	case "subscription_payment", "subscription_failure", "subscription_canceled":
+		if err := d.subscriptionEvent(r.Context(), ev.Event, ev.Data); err != nil {
+			if errors.Is(err, errNotASubscription) {
+				http.Error(w, "not a subscription", http.StatusBadRequest)
+				return
+			}
+			d.log.Error("demo: saving a subscription's order", "event", ev.Event, "error", err)
+			http.Error(w, "try again", http.StatusInternalServerError)
+			return
+		}
 	default:
 		d.log.Debug("demo: webhook event", "event", ev.Event, "id", ev.ID)
 	}
@@ -376,6 +387,9 @@ func (d *shop) settleNotified(ch *gatewayCharge) error {
 	ref := metadataString(ch.Metadata, metaOrderID)
 	if ref == "" {
 		return nil // not one of the shop's orders
+	}
+	if ch.SubscriptionID != nil && *ch.SubscriptionID != "" {
+		return nil // a subscription's payment: its own events record it
 	}
 	if _, ok := d.orders.byCharge(ch.ID); ok {
 		return nil

@@ -87,7 +87,8 @@ func savedWebhook(t *testing.T, dir string) webhookState {
 }
 
 // TestDemoWebhookRegistration: the storefront registers one webhook at its
-// receiver for charge_finished and charge_updated, with an Authorization
+// receiver for charge_finished and charge_updated (and its subscriptions'
+// payments, failures and cancellations), with an Authorization
 // of its own, and keeps its signing secret in its data file; starting
 // again reuses it (putting right its triggers, Authorization and state), and
 // when the secret is lost it replaces the webhook, never adding a second.
@@ -107,7 +108,8 @@ func TestDemoWebhookRegistration(t *testing.T) {
 	}
 	w := hooks[0]
 	if w.URL != want || !w.Active || w.AuthToken != st.AuthToken || !strings.HasPrefix(st.AuthToken, "Bearer ") ||
-		!slices.Equal(w.Triggers, []string{"charge_finished", "charge_updated"}) || w.ID.String() != st.ID {
+		!slices.Equal(w.Triggers, []string{"charge_finished", "charge_updated", "subscription_payment", "subscription_failure", "subscription_canceled"}) ||
+		w.ID.String() != st.ID {
 		t.Errorf("webhook %+v, state %+v", w, st)
 	}
 	secret, err := f.svc.SigningSecret(w)

@@ -96,6 +96,9 @@ ${body}
         locale: q.locale || undefined,
         email: q.email || undefined,
         paymentTypes: q.paymentTypes ? q.paymentTypes.split(",") : undefined,
+        // A subscription checkout (subscriptions.test.mjs).
+        tokenType: q.tokenType || undefined,
+        subscriptionPeriod: q.subscriptionPeriod || undefined,
       };
       switch (`${req.method} ${url.pathname}`) {
         case "GET /merchant.js":
@@ -125,7 +128,7 @@ ${body}
           // The HTML API: a span inside a form, no script of the merchant's.
           const body = `<form id="order" method="post" action="/submit">
 <input type="hidden" name="orderRef" value="A-1003">
-<span data-app-id="${esc(appId)}" data-checkout="payment" data-amount="${common.amount}" data-currency="${esc(common.currency.toLowerCase())}" data-auto-submit="true"${q.locale ? ` data-locale="${esc(q.locale)}"` : ""}${q.paymentTypes ? ` data-payment-types="${esc(q.paymentTypes)}"` : ""}></span>
+<span data-app-id="${esc(appId)}" data-checkout="payment" data-amount="${common.amount}" data-currency="${esc(common.currency.toLowerCase())}" data-auto-submit="true"${q.locale ? ` data-locale="${esc(q.locale)}"` : ""}${q.paymentTypes ? ` data-payment-types="${esc(q.paymentTypes)}"` : ""}${q.tokenType ? ` data-token-type="${esc(q.tokenType)}"` : ""}${q.subscriptionPeriod ? ` data-subscription-period="${esc(q.subscriptionPeriod)}"` : ""}></span>
 </form>`;
           return html(res, page("HTML-mode checkout", body, { mode: "html", ...common }));
         }

@@ -49,6 +49,8 @@
   if (cfg.locale) { options.locale = cfg.locale; }
   if (cfg.email) { options.email = cfg.email; }
   if (cfg.paymentTypes) { options.paymentTypes = cfg.paymentTypes; }
+  if (cfg.tokenType) { options.tokenType = cfg.tokenType; }
+  if (cfg.subscriptionPeriod) { options.subscriptionPeriod = cfg.subscriptionPeriod; }
 
   var payBtn = document.getElementById("pay");
   if (cfg.mode === "modal") {
