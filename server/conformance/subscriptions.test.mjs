@@ -700,6 +700,15 @@ describe("initial amounts, later starts, and changes", () => {
     assert.equal((await gw.sdk.subscriptions.get(storeId(), sub.id)).nextPayment.dueDate, dueDate);
   });
 
+  test("metadata as a stringified JSON object (SubscriptionCreateParams allows it) is the object", async () => {
+    const { sub } = await subscribe({ metadata: JSON.stringify({ order_id: "as-string", n: 3 }) });
+    const req = await lastSent("POST", /^\/subscriptions$/);
+    assert.equal(typeof req.body.metadata, "string");
+    assert.deepEqual(plain(sub.metadata), { order_id: "as-string", n: 3 });
+    const updated = await gw.sdk.subscriptions.update(storeId(), sub.id, { metadata: JSON.stringify({ n: 4 }) });
+    assert.deepEqual(plain(updated.metadata), { order_id: "as-string", n: 4 });
+  });
+
   test("sdk.subscriptions.list({search}) finds a subscription by its metadata and its token's e-mail", async () => {
     const { sub } = await subscribe({ metadata: { order_id: "searchable-order-77" } });
     const byMeta = await gw.sdk.subscriptions.list({ search: "searchable-order-77" });

@@ -1748,6 +1748,20 @@ if ($inbox === '') {
         check(in_array(needs($S, 'subscription')->id, $paid, true), 'no subscription_payment of the first subscription');
     });
 
+    op('subscription_payment as EC-CUBE handles it: the subscription\'s charges, the newest patched with the order', function () use ($client, &$S, &$delivered) {
+        $id = needs($S, 'subscription')->id;
+        $found = array_values(array_filter($delivered['subscription_payment'] ?? [], function ($data) use ($id) {
+            return $data['data']['id'] === $id;
+        }));
+        check(count($found) > 0, 'no subscription_payment of the first subscription');
+        $sub = $client->parseWebhookData($found[0])->data;
+        $charges = $sub->listCharges();
+        same(ids($charges->items), [needs($S, 'subscriptionCharge')->id], 'charges');
+        $c = $charges->items[0]->patch(['order_id' => 'ec-cube-42']);
+        same($c->metadata['order_id'], 'ec-cube-42', 'patched metadata');
+        same($c->subscriptionId, $id, 'subscription id');
+    });
+
     foreach (WEBHOOK_UNKNOWN_TO_SDK as $event) {
         op("parseWebhookData refuses $event (UnivapayUnknownWebhookEvent: the SDK's WebhookEvent lacks it)", function () use ($client, $event, &$delivered) {
             check(count($delivered[$event] ?? []) > 0, "no $event was delivered");
