@@ -104,6 +104,7 @@ func (s *Server) routes() *mux.Router {
 	r.HandleFunc("/stores/{storeId}/create_customer_id", s.authed(s.createCustomerID)).Methods(http.MethodPost)
 
 	s.paymentRoutes(r)
+	s.subscriptionRoutes(r)
 	s.approvalRoutes(r)
 	s.webhookRoutes(r)
 

@@ -147,6 +147,19 @@ func toWireCharge(ch *payment.Charge) wireCharge {
 	return w
 }
 
+// domain is what the three_ds asks for (nil, nil when it is absent); a
+// subscription's first charge takes it as a charge does.
+func (t *wireChargeThreeDSInput) domain() (*payment.ThreeDSSettings, *payment.ExternalThreeDSInput) {
+	if t == nil {
+		return nil, nil
+	}
+	return &payment.ThreeDSSettings{Mode: t.Mode, RedirectEndpoint: t.RedirectEndpoint, RedirectID: t.RedirectID},
+		&payment.ExternalThreeDSInput{
+			AuthenticationValue: t.AuthenticationValue, ECI: t.ECI, DSTransactionID: t.DSTransactionID,
+			ServerTransactionID: t.ServerTransactionID, MessageVersion: t.MessageVersion, TransactionStatus: t.TransactionStatus,
+		}
+}
+
 type wireNewCharge struct {
 	TransactionTokenID    string                  `json:"transaction_token_id"`
 	Amount                amountJSON              `json:"amount"`
@@ -187,13 +200,7 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if p.Metadata, err = payment.ParseMetadata(req.Metadata, "metadata"); err != nil {
 		return 0, nil, err
 	}
-	if t := req.ThreeDS; t != nil {
-		p.ThreeDS = &payment.ThreeDSSettings{Mode: t.Mode, RedirectEndpoint: t.RedirectEndpoint, RedirectID: t.RedirectID}
-		p.ExternalThreeDS = &payment.ExternalThreeDSInput{
-			AuthenticationValue: t.AuthenticationValue, ECI: t.ECI, DSTransactionID: t.DSTransactionID,
-			ServerTransactionID: t.ServerTransactionID, MessageVersion: t.MessageVersion, TransactionStatus: t.TransactionStatus,
-		}
-	}
+	p.ThreeDS, p.ExternalThreeDS = req.ThreeDS.domain()
 	if req.Redirect != nil {
 		p.RedirectEndpoint = req.Redirect.Endpoint
 	}

@@ -20,6 +20,8 @@ func EncodeEvent(resource any) (json.RawMessage, error) {
 		v = toWireRefund(r)
 	case *payment.Cancel:
 		v = toWireCancel(r)
+	case *payment.Subscription:
+		v = toWireSubscription(r)
 	default:
 		return nil, fmt.Errorf("api: no wire format for an event's %T", resource)
 	}

@@ -77,7 +77,7 @@ func answer[T any, W any](status int, v T, err error, toWire func(T) W) (int, an
 // pathIDs are the ids a route's path names; those it does not name are
 // uuid.Nil (GET /charges/{id} has no store: the service finds it).
 type pathIDs struct {
-	store, charge, id, event uuid.UUID
+	store, charge, id, event, payment uuid.UUID
 }
 
 // pathVariables are the route variables that name objects, and where
@@ -91,6 +91,7 @@ var pathVariables = [...]struct {
 	{"id", func(p *pathIDs) *uuid.UUID { return &p.id }},
 	{"jwtId", func(p *pathIDs) *uuid.UUID { return &p.id }},
 	{"eventId", func(p *pathIDs) *uuid.UUID { return &p.event }},
+	{"paymentId", func(p *pathIDs) *uuid.UUID { return &p.payment }},
 }
 
 // idsOf reads the matched route's ids. A variable that is not a UUID
