@@ -84,13 +84,18 @@ async function eventually(read, cond, what) {
 /** The day it is now in zone, YYYY-MM-DD. */
 const today = (zone = ZONE) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date());
 
-/** d (YYYY-MM-DD) moved by months and days; a day past a month's end is its last. */
+/**
+ * d (YYYY-MM-DD) moved by months, one at a time (a day past a month's end
+ * is its last: Jan 31 → Feb 28 → Mar 28, as due dates without
+ * preserve_end_of_month go), then by days.
+ */
 function addDate(d, { months = 0, days = 0 }) {
-  const [y, m, day] = d.split("-").map(Number);
-  const first = new Date(Date.UTC(y, m - 1 + months, 1));
-  const last = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 0)).getUTCDate();
-  const t = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth(), Math.min(day, last)) + days * 86_400_000);
-  return t.toISOString().slice(0, 10);
+  let [y, m, day] = d.split("-").map(Number);
+  for (let i = 0; i < months; i++) {
+    [y, m] = m === 12 ? [y + 1, 1] : [y, m + 1];
+    day = Math.min(day, new Date(Date.UTC(y, m, 0)).getUTCDate());
+  }
+  return new Date(Date.UTC(y, m - 1, day) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
 /**
