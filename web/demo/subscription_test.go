@@ -295,6 +295,33 @@ func TestDemoSubscriptionNotified(t *testing.T) {
 	if _, ok := h.d.orders.get(ref2); ok {
 		t.Error("an order was recorded for a subscription that does not pay it")
 	}
+	// The first charge's charge_finished does not pay the subscription's
+	// order as if it were a cart's: only subscription_payment records it.
+	// (A storefront whose webhook the gateway does not know, so that only
+	// these deliveries reach it.)
+	quiet := newHookedShop(t, f, "")
+	quiet.d.hook.Store(&webhookState{ID: "quiet", URL: "http://quiet.example" + WebhookPath, AuthToken: "Bearer quiet",
+		Secret: h.d.hook.Load().Secret})
+	s3 := quiet.shopper(t)
+	ref3 := s3.openSubscribe()
+	sub3 := f.subscribe(t, f.tokA, "4000020000000000", 1980, "monthly", payment.Metadata{"order_id": ref3})
+	charges, err := f.svc.SubscriptionCharges(ctx, f.caller(t), f.storeA.ID, sub3.ID, uuid.Nil, payment.ListParams{Limit: 10})
+	if err != nil || len(charges.Items) != 1 {
+		t.Fatalf("charges %v: %v", charges.Items, err)
+	}
+	if code := quiet.post(t, quiet.delivery(t, "charge_finished", charges.Items[0])); code != http.StatusNoContent {
+		t.Fatalf("charge_finished: %d", code)
+	}
+	if o, ok := quiet.d.orders.get(ref3); ok {
+		t.Fatalf("a subscription's charge paid its order as a cart's: %+v", o)
+	}
+	if code := quiet.post(t, quiet.delivery(t, "subscription_payment", sub3)); code != http.StatusNoContent {
+		t.Fatalf("subscription_payment: %d", code)
+	}
+	if o, ok := quiet.d.orders.get(ref3); !ok || o.SubscriptionID != sub3.ID.String() {
+		t.Errorf("subscription_payment did not record the order: %+v", o)
+	}
+
 	bad := h.delivery(t, "subscription_payment", sub)
 	bad.data = json.RawMessage(`"not a subscription"`)
 	if code := h.post(t, bad); code != http.StatusBadRequest {

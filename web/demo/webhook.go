@@ -380,16 +380,14 @@ func (d *shop) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 
 // settleNotified pays the order of a charge the gateway reports finished,
 // with the same check as the shopper's return: a successful charge of this
-// store, for the amount and currency the checkout asked, naming the order.
+// store, for the amount and currency the checkout asked, naming the order,
+// and not a subscription's (whose own events record its order).
 // A charge already recorded, or an order already paid, changes nothing
 // (deliveries come at least once, and the shopper may be back first).
 func (d *shop) settleNotified(ch *gatewayCharge) error {
 	ref := metadataString(ch.Metadata, metaOrderID)
 	if ref == "" {
 		return nil // not one of the shop's orders
-	}
-	if ch.SubscriptionID != nil && *ch.SubscriptionID != "" {
-		return nil // a subscription's payment: its own events record it
 	}
 	if _, ok := d.orders.byCharge(ch.ID); ok {
 		return nil

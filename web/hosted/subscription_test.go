@@ -378,6 +378,12 @@ func TestLinkformSubscriptionReturn(t *testing.T) {
 		u.Query().Get("univapayChargeId") != ch.ID.String() {
 		t.Fatalf("moves on to %v", u)
 	}
+	// Nor is a subscription form by a subscription on other terms.
+	weekly := openForm(t, h, "wc-sub", subFormParams(f))
+	_, other := f.browserSubscription(t, "4000002760003184", 1980, "weekly", meta, "123456")
+	if rec := weekly.back(t, h, returnQuery(other.ID.String())); rec.Code != http.StatusBadRequest {
+		t.Errorf("a weekly subscription's charge returned to a monthly form: %d", rec.Code)
+	}
 	// A payment form of the same label is not finished by it.
 	oneTime := openForm(t, h, "wc-sub", with(baseParams(f), "amount", "1980"))
 	if rec := oneTime.back(t, h, returnQuery(ch.ID.String())); rec.Code != http.StatusBadRequest && rec.Code != http.StatusConflict {
