@@ -544,7 +544,8 @@ func (u *wirePaymentUpdate) domain() payment.PaymentUpdate {
 // wireSubscriptionUpdate is a PATCH of a subscription. The reference lets
 // a PATCH name fields Kessai cannot change once a subscription exists
 // (its period, first payment and plan, when it starts, its zone): they are
-// refused, NOT_UPDATABLE, rather than silently kept.
+// refused, NOT_UPDATABLE, rather than silently kept (the zone and start
+// may be repeated as they are).
 type wireSubscriptionUpdate struct {
 	TransactionTokenID *string            `json:"transaction_token_id"`
 	Amount             amountJSON         `json:"amount"`
@@ -589,9 +590,6 @@ func (req *wireSubscriptionUpdate) domain() (payment.SubscriptionUpdate, error) 
 		{"first_charge_authorization_only", req.FirstChargeAuthorizationOnly},
 		{"first_charge_capture_after", req.FirstChargeCaptureAfter},
 	}
-	if ss := req.ScheduleSettings; ss != nil {
-		fixed = append(fixed, sentField{"schedule_settings.start_on", ss.StartOn}, sentField{"schedule_settings.zone_id", ss.ZoneID})
-	}
 	for _, f := range fixed {
 		if given(f.raw) {
 			v.Add(f.name, "NOT_UPDATABLE")
@@ -618,6 +616,26 @@ func (req *wireSubscriptionUpdate) domain() (payment.SubscriptionUpdate, error) 
 	}
 	if ss := req.ScheduleSettings; ss != nil {
 		u.TerminationMode, u.RetryInterval, u.PreserveEndOfMonth = ss.TerminationMode, ss.RetryInterval.ptr(), ss.PreserveEndOfMonth
+		// The zone and the start cannot change; the same values sent
+		// back are fine (the domain compares).
+		if given(ss.ZoneID) {
+			var zone string
+			if json.Unmarshal(ss.ZoneID, &zone) != nil {
+				return u, payment.Invalid("schedule_settings.zone_id", payment.ReasonInvalidFormat)
+			}
+			u.ZoneID = &zone
+		}
+		if given(ss.StartOn) {
+			var day string
+			d, ok := payment.Date{}, false
+			if json.Unmarshal(ss.StartOn, &day) == nil {
+				d, ok = payment.ParseDate(day)
+			}
+			if !ok {
+				return u, payment.Invalid("schedule_settings.start_on", payment.ReasonInvalidFormat)
+			}
+			u.StartOn = &d
+		}
 	}
 	if req.NextPayment != nil {
 		np := req.NextPayment.domain()

@@ -806,7 +806,9 @@ func TestSubscriptionPatch(t *testing.T) {
 			jstr(m, "schedule_settings.retry_interval") != "PT48H" {
 			t.Errorf("schedule_settings %v", m["schedule_settings"])
 		}
-		m = patch(t, map[string]any{"schedule_settings": map[string]any{"termination_mode": "immediate"}})
+		// The PHP SDK sends the whole schedule_settings back: the zone as
+		// it is, is no change.
+		m = patch(t, map[string]any{"schedule_settings": map[string]any{"termination_mode": "immediate", "zone_id": "Asia/Tokyo"}})
 		if jstr(m, "schedule_settings.retry_interval") != "PT48H" || jget(m, "schedule_settings.preserve_end_of_month") != true {
 			t.Errorf("what the PATCH did not name changed: %v", m["schedule_settings"])
 		}

@@ -569,13 +569,13 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 			return err
 		}
 		if !chargeNow {
-			if pay.Amount == 0 {
-				// A free first period: paid as it starts.
-				return s.paymentPaid(ctx, tx, sub, pay, now)
-			}
 			tok.Used, tok.UpdatedOn = true, now
 			if err := tx.UpdateToken(ctx, tok); err != nil {
 				return err
+			}
+			if pay.Amount == 0 {
+				// A free first period: paid as it starts.
+				return s.paymentPaid(ctx, tx, sub, pay, now)
 			}
 			return tx.EnqueueWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(terms.loc))
 		}

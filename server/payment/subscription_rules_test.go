@@ -457,6 +457,20 @@ func TestSubscriptionAccess(t *testing.T) {
 	if _, err := create(w.demo.Caller, sub.TokenID); payment.ErrorCode(err) != payment.CodeTransactionAlreadyDone {
 		t.Errorf("a second subscription on one token: %v", err)
 	}
+	// Also when the first charged nothing (a free first period, a later
+	// start).
+	for _, p := range []payment.NewSubscription{
+		{InitialAmount: ptr[int64](0)},
+		{Schedule: payment.ScheduleSettings{StartOn: &payment.Date{Year: 2027, Month: 2, Day: 1}}},
+	} {
+		p.TokenID, p.Amount, p.Currency, p.Period = newToken(w.demo.Caller, payment.SubscriptionToken).ID, 1000, "JPY", "monthly"
+		if _, err := w.svc.CreateSubscription(ctx, w.demo.Caller, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.svc.CreateSubscription(ctx, w.demo.Caller, p); payment.ErrorCode(err) != payment.CodeTransactionAlreadyDone {
+			t.Errorf("a second subscription on one token (%+v): %v", p.Schedule, err)
+		}
+	}
 	// A token the server made, or one made long ago, is not the browser's.
 	if _, err := create(browser, newToken(w.demo.Caller, payment.SubscriptionToken).ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser subscribing a server's token: %v", err)

@@ -175,6 +175,11 @@ type SubscriptionUpdate struct {
 	OnlyDirectCurrency *bool
 	Metadata           Metadata
 	NextPayment        *PaymentUpdate
+	// ZoneID and StartOn cannot change once a subscription exists; an
+	// update may repeat them as they are (the PHP SDK sends its whole
+	// schedule_settings back).
+	ZoneID  *string
+	StartOn *Date
 }
 
 // UpdateSubscription applies a PATCH to a subscription.
@@ -216,6 +221,12 @@ func (s *Service) applySubscriptionUpdate(ctx context.Context, tx Tx, c *Caller,
 		if _, ok := ParseRetryInterval(*u.RetryInterval); !ok {
 			v.Add("schedule_settings.retry_interval", ReasonInvalidFormat)
 		}
+	}
+	if u.ZoneID != nil && *u.ZoneID != sub.Schedule.ZoneID {
+		v.Add("schedule_settings.zone_id", "NOT_UPDATABLE")
+	}
+	if shown := sub.StartsOn(); u.StartOn != nil && (shown == nil || *u.StartOn != *shown) {
+		v.Add("schedule_settings.start_on", "NOT_UPDATABLE")
 	}
 	if u.Status != nil {
 		switch *u.Status {
