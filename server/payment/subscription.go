@@ -21,8 +21,9 @@ import (
 type SubscriptionStatus string
 
 // The subscription statuses. unconfirmed belongs to UnivaPay's
-// confirmation flow, which Kessai does not have; it is known so that
-// filters naming it are valid.
+// confirmation flow and authorized to its authorisation-only first
+// charges (Node's and Java's enums): Kessai has neither status, and they
+// are known so that filters naming them are valid.
 const (
 	SubscriptionUnverified  SubscriptionStatus = "unverified"
 	SubscriptionUnconfirmed SubscriptionStatus = "unconfirmed"
@@ -31,13 +32,14 @@ const (
 	SubscriptionSuspended   SubscriptionStatus = "suspended"
 	SubscriptionCanceled    SubscriptionStatus = "canceled"
 	SubscriptionCompleted   SubscriptionStatus = "completed"
+	SubscriptionAuthorized  SubscriptionStatus = "authorized"
 )
 
 // Valid reports whether st is a status of the wire format.
 func (st SubscriptionStatus) Valid() bool {
 	switch st {
 	case SubscriptionUnverified, SubscriptionUnconfirmed, SubscriptionCurrent, SubscriptionUnpaid,
-		SubscriptionSuspended, SubscriptionCanceled, SubscriptionCompleted:
+		SubscriptionSuspended, SubscriptionCanceled, SubscriptionCompleted, SubscriptionAuthorized:
 		return true
 	}
 	return false
