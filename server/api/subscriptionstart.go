@@ -2,11 +2,11 @@ package api
 
 import "github.com/kessai/kessai/server/payment"
 
-// wireStartOn is a subscription's schedule_settings.start_on: the day
-// asked for; else, when an initial amount comes first (charged, or a free
-// first period), the day the recurring payments start, one cycle on, as
-// UnivaPay's own answers show it beside an initial amount; else null (they
-// start today).
+// wireStartOn is a subscription's schedule_settings.start_on
+// (Subscription.StartsOn): the day asked for; else, when an initial amount
+// comes first (charged, or a free first period), the day the recurring
+// payments start, one cycle on, as UnivaPay's own answers show it beside an
+// initial amount; else null (they start today).
 //
 // univapay-node's pollSubscriptionWithFirstCharge waits for a first charge
 // unless initial_amount is falsy and start_on is ahead (hasImmediateCharge,
@@ -17,14 +17,10 @@ import "github.com/kessai/kessai/server/payment"
 // UTC, which in Tokyo's morning is still ahead, so it would skip the
 // charge made now.
 func wireStartOn(sub *payment.Subscription) *string {
-	var day string
-	switch {
-	case sub.Schedule.StartOn != nil:
-		day = sub.Schedule.StartOn.String()
-	case sub.InitialAmount != nil && !sub.Anchor.IsZero():
-		day = sub.Anchor.String()
-	default:
+	d := sub.StartsOn()
+	if d == nil {
 		return nil
 	}
+	day := d.String()
 	return &day
 }
