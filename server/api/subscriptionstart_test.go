@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // TestSubscriptionStartOnForNodePoll: univapay-node's
@@ -62,5 +64,31 @@ func TestSubscriptionStartOnForNodePoll(t *testing.T) {
 				t.Errorf("%d charges, want charged %v", len(items), c.charged)
 			}
 		})
+	}
+}
+
+// TestSubscriptionStartOnSentBack: an update may repeat
+// schedule_settings as the subscription shows it (the PHP SDK's
+// Subscription::patch sends a ScheduleSettings whole), start_on included
+// when it is the day after an initial amount that no request named; any
+// other day is NOT_UPDATABLE.
+func TestSubscriptionStartOnSentBack(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	a1 := server(f.a1)
+	for _, kv := range [][]any{
+		{"initial_amount", 500},
+		{"initial_amount", 0},
+		{"schedule_settings", map[string]any{"start_on": "2026-03-20", "zone_id": "Europe/Paris"}},
+	} {
+		id := jstr(f.createSub(t, kv...), "id")
+		f.process(t)
+		shown, _ := jget(f.getSub(t, id), "schedule_settings").(map[string]any)
+		back := map[string]any{"schedule_settings": map[string]any{"start_on": shown["start_on"], "zone_id": shown["zone_id"]}}
+		got := ok(t, f.do(t, "PATCH", f.subPath(id), a1, back), http.StatusOK)
+		if s := jget(got, "schedule_settings.start_on"); s != shown["start_on"] {
+			t.Errorf("%v: start_on %v after sending it back, want %v", kv, s, shown["start_on"])
+		}
+		other := map[string]any{"schedule_settings": map[string]any{"start_on": "2026-05-05"}}
+		wantError(t, f.do(t, "PATCH", f.subPath(id), a1, other), http.StatusBadRequest, payment.CodeValidation, "schedule_settings.start_on")
 	}
 }

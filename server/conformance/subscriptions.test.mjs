@@ -616,6 +616,11 @@ describe("initial amounts, later starts, and changes", () => {
     // start_on is the day the recurring payments start (as UnivaPay's own
     // answers have it beside an initial amount).
     assert.equal(subscription.scheduleSettings.startOn, addDate(today(), { months: 1 }));
+    // schedule_settings as read may be sent back whole.
+    const same = await gw.sdk.subscriptions.update(storeId(), sub.id, { scheduleSettings: subscription.scheduleSettings });
+    const req = await lastSent("PATCH", new RegExp(`/subscriptions/${sub.id}$`));
+    assert.equal(req.body.schedule_settings.start_on, subscription.scheduleSettings.startOn);
+    assert.deepEqual(plain(same.scheduleSettings), plain(subscription.scheduleSettings));
   });
 
   test("initialAmount 0 (a free first period): pollSubscriptionWithFirstCharge resolves without a charge", async () => {

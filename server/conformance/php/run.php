@@ -1471,6 +1471,15 @@ op('TransactionToken::createSubscription (initial amount, schedule settings, fix
     same($s->listCharges()->items[0]->chargedAmount, Money::JPY(3000), 'the initial charge');
     same($s->nextPayment->amount, Money::JPY(1000), 'next amount');
     same($s->amountLeft, Money::JPY(2000), 'amount left');
+    // start_on is the day the recurring payments start, a week on; the
+    // ScheduleSettings read back can be sent back whole.
+    $startOn = (new DateTime(zoneToday('Europe/Paris')))->modify('+7 day')->format('Y-m-d');
+    same($s->scheduleSettings->startOn->format('Y-m-d'), $startOn, 'start_on');
+    same($s->nextPayment->dueDate->format('Y-m-d'), $startOn, 'next due date');
+    $p = $s->patch(null, null, null, $s->scheduleSettings, null, ['sent' => 'back']);
+    same($p->scheduleSettings->startOn->format('Y-m-d'), $startOn, 'start_on sent back');
+    same($p->scheduleSettings->zoneId->getName(), 'Europe/Paris', 'zone sent back');
+    same($p->metadata, ['sent' => 'back'], 'metadata');
 });
 
 op('TransactionToken::createSubscription (first charge authorization only, captured after P3D)', function () use ($client) {
