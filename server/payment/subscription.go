@@ -458,7 +458,7 @@ func checkPlan(v *Validation, p *NewSubscription) {
 // today is the day it is now in loc, by the service's clock.
 func (s *Service) today(loc *time.Location) Date { return DateOf(s.clock.Now(), loc) }
 
-// firstPayments returns a new subscription's anchor and its first payment
+// firstPayment sets a new subscription's anchor and returns its first payment
 // (not yet stored), and whether that payment is charged at once.
 func firstPayment(sub *Subscription, loc *time.Location, now time.Time) (*ScheduledPayment, bool) {
 	today := DateOf(now, loc)

@@ -119,40 +119,38 @@ func (w *subWorld) get(id uuid.UUID) *payment.Subscription {
 	return sub
 }
 
-// charges are a subscription's charges, oldest first.
-func (w *subWorld) charges(id uuid.UUID) []*payment.Charge {
-	w.t.Helper()
-	var all []*payment.Charge
+// everyPage reads a whole list, oldest first, a page at a time.
+func everyPage[T any](tb testing.TB, id func(T) uuid.UUID, list func(payment.ListParams) (payment.Page[T], error)) []T {
+	tb.Helper()
+	var all []T
 	p := payment.ListParams{Limit: payment.MaxLimit, Direction: payment.Asc}
 	for {
-		page, err := w.svc.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, id, uuid.Nil, p)
+		page, err := list(p)
 		if err != nil {
-			w.t.Fatal(err)
+			tb.Fatal(err)
 		}
 		all = append(all, page.Items...)
 		if !page.HasMore {
 			return all
 		}
-		p.Cursor = page.Items[len(page.Items)-1].ID
+		p.Cursor = id(page.Items[len(page.Items)-1])
 	}
+}
+
+// charges are a subscription's charges, oldest first.
+func (w *subWorld) charges(id uuid.UUID) []*payment.Charge {
+	w.t.Helper()
+	return everyPage(w.t, func(ch *payment.Charge) uuid.UUID { return ch.ID }, func(p payment.ListParams) (payment.Page[*payment.Charge], error) {
+		return w.svc.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, id, uuid.Nil, p)
+	})
 }
 
 // payments are a subscription's payments, oldest first.
 func (w *subWorld) payments(id uuid.UUID) []*payment.ScheduledPayment {
 	w.t.Helper()
-	var all []*payment.ScheduledPayment
-	p := payment.ListParams{Limit: payment.MaxLimit, Direction: payment.Asc}
-	for {
-		page, err := w.svc.SubscriptionPayments(context.Background(), w.demo.Caller, uuid.Nil, id, p)
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		all = append(all, page.Items...)
-		if !page.HasMore {
-			return all
-		}
-		p.Cursor = page.Items[len(page.Items)-1].ID
-	}
+	return everyPage(w.t, func(p *payment.ScheduledPayment) uuid.UUID { return p.ID }, func(p payment.ListParams) (payment.Page[*payment.ScheduledPayment], error) {
+		return w.svc.SubscriptionPayments(context.Background(), w.demo.Caller, uuid.Nil, id, p)
+	})
 }
 
 // events counts the events of each name about a subscription.
