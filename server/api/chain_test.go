@@ -84,9 +84,18 @@ func TestPagesLayers(t *testing.T) {
 		t.Errorf("the panic is not logged with its request id %s:\n%s", id, logs)
 	}
 
+	// Static files are not counted: a shop's page fetches a score of them
+	// for each shopper behind one address.
+	for i := range 100 {
+		for _, path := range []string{"/static/x.css", "/client/checkout.js"} {
+			if w := do(http.MethodGet, path, nil); w.Code != http.StatusNoContent {
+				t.Fatalf("static file %s, request %d: %d", path, i, w.Code)
+			}
+		}
+	}
 	var refused *httptest.ResponseRecorder
 	for range 40 {
-		if w := do(http.MethodGet, "/static/x.css", nil); w.Code == http.StatusTooManyRequests {
+		if w := do(http.MethodGet, "/forms/x", nil); w.Code == http.StatusTooManyRequests {
 			refused = w
 			break
 		}
@@ -98,11 +107,11 @@ func TestPagesLayers(t *testing.T) {
 	if id == "" || refused.Header().Get("Retry-After") == "" {
 		t.Errorf("refused page: request id %q, Retry-After %q", id, refused.Header().Get("Retry-After"))
 	}
-	if !strings.Contains(logs.String(), "request_id="+id+" method=GET path=/static/x.css status=429") {
+	if !strings.Contains(logs.String(), "request_id="+id+" method=GET path=/forms/x status=429") {
 		t.Errorf("the refused page has no log line with its request id %s:\n%s", id, logs)
 	}
 	clock.Advance(time.Minute)
-	if w := do(http.MethodGet, "/static/x.css", nil); w.Code != http.StatusNoContent {
+	if w := do(http.MethodGet, "/forms/x", nil); w.Code != http.StatusNoContent {
 		t.Errorf("a minute later: %d, want the page", w.Code)
 	}
 }

@@ -3,13 +3,14 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kessai/kessai/server/limit"
 )
 
-// PageLimits configures the per-IP limit on the hosted pages, the static
-// files and the demo storefront. They are not API requests and carry none of
+// PageLimits configures the per-IP limit on the hosted pages and the demo
+// storefront (not their static files: staticAsset). They are not API requests and carry none of
 // the API's rate-limit headers; the client IP is found as for the API (its
 // TrustedProxies).
 type PageLimits struct {
@@ -17,6 +18,17 @@ type PageLimits struct {
 	Limiter limit.Limiter
 	// PerMinute is each client IP's budget.
 	PerMinute int
+}
+
+// staticAsset reports whether a path is one of the gateway's static files
+// (the widget's scripts, styles, images, WebAssembly, and the loader at
+// UnivaPay's /client/ path). They are files from memory that touch no
+// database, and one page of a shop fetches a score of them at once, for
+// every shopper behind one office's or one carrier's address: counting
+// them would refuse real shoppers' widgets (a page with its assets spent a
+// burst of 60 in two loads) and protect nothing.
+func staticAsset(path string) bool {
+	return strings.HasPrefix(path, "/static/") || strings.HasPrefix(path, "/client/")
 }
 
 // pageRule is the bucket of one client IP. A page load fetches a handful of
@@ -32,6 +44,10 @@ func (s *Server) withPageLimit(next http.Handler) http.Handler {
 	}
 	rule := pageRule(s.pages.PerMinute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if staticAsset(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		key := "page|ip:" + s.clientIP(r)
 		res, err := s.pages.Limiter.Admit(r.Context(), []limit.Bucket{{Kind: limit.KindExact, Key: key, Rule: rule}})
 		if err != nil || !res.Admitted {
