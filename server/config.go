@@ -57,6 +57,10 @@ type config struct {
 	// PageRatePerMinute limits each client IP on the hosted pages, static
 	// files and the demo storefront.
 	PageRatePerMinute int
+	// PprofAddr, when set, serves net/http/pprof on a listener of its own,
+	// which must be a loopback address; empty (the default) serves none.
+	// The profiles are never on the public listener.
+	PprofAddr string
 }
 
 func env(name, fallback string) string {
@@ -86,6 +90,7 @@ func loadConfig(args []string) (config, error) {
 	allowPrivate, allowPrivateErr := envBool("KESSAI_WEBHOOK_ALLOW_PRIVATE")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate,
 		"send live-mode webhooks to loopback, private and link-local addresses too (KESSAI_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", env("KESSAI_PPROF_ADDR", ""), "loopback address serving net/http/pprof, empty for none (KESSAI_PPROF_ADDR)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
 	c.Rates = limit.DefaultRules()
 	c.Resources = payment.DefaultResourceLimits()
@@ -148,6 +153,9 @@ func loadConfig(args []string) (config, error) {
 		if _, _, err := net.SplitHostPort(c.DemoAddr); err != nil {
 			return c, fmt.Errorf("KESSAI_DEMO_ADDR: %w", err)
 		}
+	}
+	if err := checkPprofAddr(c.PprofAddr); err != nil {
+		return c, err
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
@@ -317,6 +325,27 @@ func decodeKey(s string) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("key must be hex or base64")
+}
+
+// checkPprofAddr accepts an empty address (no profiling listener) or a
+// loopback one: 127.0.0.0/8, ::1 or localhost, with a port. The profiles
+// show the gateway's memory and code paths, so they are for someone on the
+// machine, never for the network.
+func checkPprofAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("KESSAI_PPROF_ADDR: %w", err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("KESSAI_PPROF_ADDR=%q: must be a loopback address such as 127.0.0.1:6060", addr)
 }
 
 // publicOrigin is scheme://host[:port] of the public URL.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sync"
@@ -224,6 +225,12 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		}
 		r.servers = append(r.servers, newHTTPServer(cfg.DemoAddr, apiServer.Pages(demo), log))
 	}
+	if cfg.PprofAddr != "" {
+		// Off by default, loopback only (loadConfig), and a listener of its
+		// own: the public one never serves a profile.
+		r.servers = append(r.servers, newHTTPServer(cfg.PprofAddr, pprofHandler(), log))
+		log.Warn("serving profiles (net/http/pprof)", "pprof_addr", cfg.PprofAddr)
+	}
 
 	// Bind every port before saying anything, so that what is printed is
 	// already reachable.
@@ -330,6 +337,19 @@ func sweepEvery(ctx context.Context, interval time.Duration, log *slog.Logger, w
 			}
 		}
 	}
+}
+
+// pprofHandler serves net/http/pprof's pages under /debug/pprof/ on a mux
+// of its own (the package also registers them on http.DefaultServeMux,
+// which Kessai never serves).
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func newHTTPServer(addr string, h http.Handler, log *slog.Logger) *http.Server {
