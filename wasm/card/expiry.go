@@ -3,10 +3,19 @@ package card
 import (
 	"errors"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
+
+// Now is what the expiry rules read of the present: its calendar date (year,
+// month 1–12, day) in the time zone whose calendar decides. time.Time has it,
+// so the server passes time.Now(); the widget's WebAssembly passes the
+// browser's clock instead and so does without the time package, whose zone
+// and GODEBUG code would be about 45 KiB of every shopper's download after
+// brotli (wasm/widget's TestWASMImports keeps it out).
+type Now[M ~int] interface {
+	Date() (year int, month M, day int)
+}
 
 // ErrInvalidExpiry is returned for an expiry, month or year that cannot be
 // read. It never quotes the input.
@@ -159,7 +168,7 @@ func NormalizeYear(year int) int {
 // zone whose calendar should decide (the server's clock reads UTC). year may
 // have two digits. A month outside 1–12 or a year more than MaxYearsAhead
 // ahead is never valid.
-func ValidExpiry(month, year int, now time.Time) bool {
+func ValidExpiry[M ~int, T Now[M]](month, year int, now T) bool {
 	if month < 1 || month > 12 || !yearInWindow(year, now) {
 		return false
 	}
@@ -168,13 +177,19 @@ func ValidExpiry(month, year int, now time.Time) bool {
 
 // yearInWindow reports whether year, taken alone, can be a card's: not past,
 // not too far ahead.
-func yearInWindow(year int, now time.Time) bool {
-	y := NormalizeYear(year)
-	return now.Year() <= y && y <= now.Year()+MaxYearsAhead
+func yearInWindow[M ~int, T Now[M]](year int, now T) bool {
+	y, ny := NormalizeYear(year), nowYear(now)
+	return ny <= y && y <= ny+MaxYearsAhead
 }
 
-func expired(month, year int, now time.Time) bool {
-	return year < now.Year() || year == now.Year() && month < int(now.Month())
+func expired[M ~int, T Now[M]](month, year int, now T) bool {
+	ny, nm, _ := now.Date()
+	return year < ny || year == ny && month < int(nm)
+}
+
+func nowYear[M ~int, T Now[M]](now T) int {
+	y, _, _ := now.Date()
+	return y
 }
 
 // ExpiryState judges an expiry field as the widget holds it while the
@@ -182,7 +197,7 @@ func expired(month, year int, now time.Time) bool {
 // StateIncompleteExpiry when more typing can still make it valid ("1",
 // "12/", "12/2"), StateExpired for a past month and ReasonInvalidExpiration
 // for anything else.
-func ExpiryState(expiry string, now time.Time) string {
+func ExpiryState[M ~int, T Now[M]](expiry string, now T) string {
 	if strings.TrimSpace(expiry) == "" {
 		return ReasonRequired
 	}

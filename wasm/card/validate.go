@@ -2,7 +2,6 @@ package card
 
 import (
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -68,7 +67,7 @@ type Problem struct {
 // while anything about the date as a whole (expired, too far ahead) goes on
 // the year. That way a client can tell "fix the month" from "this card has
 // expired".
-func Validate(in Input, now time.Time) []Problem {
+func Validate[M ~int, T Now[M]](in Input, now T) []Problem {
 	var ps []Problem
 	add := func(field, reason string) {
 		ps = append(ps, Problem{Field: field, Reason: reason})
