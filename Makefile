@@ -20,11 +20,14 @@ WASM_FLAGS := -trimpath -ldflags="-s -w"
 # built the same way, kept out of the embedded files.
 WASM_FLOOR ?= $(or $(TMPDIR),/tmp)/kessai-wasm-floor/floor.wasm
 
-## wasm: static/build/widget.wasm and static/build/wasm_exec.js
+## wasm: static/build/widget.wasm and static/build/wasm_exec.js, and the
+## wasm's gzip and brotli variants beside it (scripts/precompress), which the
+## gateway serves instead of compressing it when it starts
 wasm:
 	@mkdir -p $(WASM_DIR)
 	GOOS=js GOARCH=wasm $(GO) build $(WASM_FLAGS) -o $(WASM_DIR)/widget.wasm ./wasm/widget
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASM_DIR)/wasm_exec.js
+	$(GO) run ./scripts/precompress $(WASM_DIR)/widget.wasm
 
 ## wasm-floor: the empty js/wasm program ($(WASM_FLOOR)), the runtime's size floor
 wasm-floor:
@@ -86,6 +89,12 @@ test-browser: deps build
 budgets: deps build wasm-floor
 	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && WASM_FLOOR="$(WASM_FLOOR)" node budgets.mjs
 
+## rss: the gateway's resident memory right after start (demo on, fresh data
+## directory) beside a bare net/http server's, in one run (scripts/startrss)
+.PHONY: rss
+rss: build
+	$(GO) run ./scripts/startrss
+
 ## check: formatting and static checks for the host and for js/wasm
 check:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -98,7 +107,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin $(WASM_DIR)/widget.wasm $(WASM_DIR)/wasm_exec.js
+	rm -rf bin $(WASM_DIR)/widget.wasm* $(WASM_DIR)/wasm_exec.js
 
 ## mutate: take each rule of scripts/mutations.txt out of a scratch copy of
 ## the working tree and check that its tests then fail (MUTATE_FLAGS, e.g.

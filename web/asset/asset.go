@@ -10,10 +10,16 @@
 // five minutes and revalidated with the ETag.
 //
 // Compressing is cheap except for brotli's best quality on the widget's
-// WebAssembly (seconds for megabytes). Files up to compressNowMax bytes are
-// compressed by Load; larger ones only when the owner of the table calls
-// CompressLarge (the gateway does, beside its servers), and until then they
-// go out as they are.
+// WebAssembly (seconds and tens of megabytes for megabytes). So the build
+// compresses it (Precompress, which make's wasm target runs through
+// scripts/precompress): a file's NAME.br and NAME.gz beside it in the file
+// system are its variants when they decode to exactly its content, and are
+// ignored otherwise (a stale or foreign one). Files up to compressNowMax
+// bytes without them are compressed by Load, each with a brotli window no
+// larger than itself (brotli's memory grows with the window: 32 MiB at the
+// default for the smallest file); larger ones only when the owner of the
+// table calls CompressLarge (the gateway does, beside its servers), and until
+// then they go out as they are.
 package asset
 
 import (
@@ -24,8 +30,10 @@ import (
 	"encoding/hex"
 	"io"
 	"io/fs"
+	"math/bits"
 	"net/http"
 	"path"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,7 +93,8 @@ type Table struct {
 }
 
 // Load reads the files of fsys that opts include and that are of a type
-// the table serves, and compresses those up to 256 KiB.
+// the table serves, takes up the variants the build made, and compresses
+// those up to 256 KiB that have none.
 func Load(fsys fs.FS, opts Options) (*Table, error) {
 	t := &Table{files: map[string]*file{}}
 	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
@@ -107,19 +116,31 @@ func Load(fsys fs.FS, opts Options) (*Table, error) {
 		}
 		sum := sha256.Sum256(body)
 		h := hex.EncodeToString(sum[:])
-		t.files[name] = &file{
+		f := &file{
 			name: name, contentType: ct, hash: h, etag: `"` + h[:32] + `"`, body: body,
 			compress: compressible(ct) && len(body) >= 256,
 		}
+		if f.compress {
+			f.precompressed(fsys)
+		}
+		t.files[name] = f
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	worked := false
 	for _, f := range t.sortedFiles() {
-		if f.compress && len(f.body) <= compressNowMax {
+		if f.compress && len(f.body) <= compressNowMax && (f.gz.Load() == nil || f.br.Load() == nil) {
+			worked = true
 			_ = f.compressAll(context.Background())
 		}
+	}
+	if worked {
+		// The compressors' buffers (about 4 MiB a file at their best
+		// qualities) are garbage now; hand them back rather than leave the
+		// process that much larger for good.
+		debug.FreeOSMemory()
 	}
 	return t, nil
 }
@@ -134,19 +155,106 @@ func (t *Table) sortedFiles() []*file {
 }
 
 // CompressLarge makes the compressed variants of the files Load left
-// alone for their size. It returns when they are made, or with ctx's error
-// soon after ctx ends, in which case a later call takes up what is left.
+// alone for their size (those the build did not compress). It returns when
+// they are made, or with ctx's error soon after ctx ends, in which case a
+// later call takes up what is left. Having compressed anything, it hands the
+// compressors' memory back to the operating system at once.
 func (t *Table) CompressLarge(ctx context.Context) error {
 	t.compressing.Lock()
 	defer t.compressing.Unlock()
+	worked := false
+	defer func() {
+		if worked {
+			debug.FreeOSMemory()
+		}
+	}()
 	for _, f := range t.sortedFiles() {
-		if f.compress && len(f.body) > compressNowMax {
+		if f.compress && len(f.body) > compressNowMax && (f.gz.Load() == nil || f.br.Load() == nil) {
+			worked = true
 			if err := f.compressAll(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// precompressed takes up NAME.gz and NAME.br from fsys as the file's
+// variants, each only if it decodes to exactly the file's content.
+func (f *file) precompressed(fsys fs.FS) {
+	for _, ext := range []string{".gz", ".br"} {
+		b, err := fs.ReadFile(fsys, f.name+ext)
+		if err != nil {
+			continue
+		}
+		if p := f.decoded(ext, b); p != nil {
+			f.publish(p, b)
+		}
+	}
+}
+
+// decoded returns the variant ext names (".gz" or ".br") if b decodes to
+// exactly the file's content, else nil.
+func (f *file) decoded(ext string, b []byte) *atomic.Pointer[[]byte] {
+	var r io.Reader
+	var p *atomic.Pointer[[]byte]
+	switch ext {
+	case ".gz":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil
+		}
+		r, p = zr, &f.gz
+	case ".br":
+		r, p = brotli.NewReader(bytes.NewReader(b)), &f.br
+	default:
+		return nil
+	}
+	if !sameContent(r, f.body) {
+		return nil
+	}
+	return p
+}
+
+// sameContent reports whether r reads exactly body, reading at most one
+// byte past it.
+func sameContent(r io.Reader, body []byte) bool {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := io.ReadFull(r, buf[:min(len(buf), len(body)+1)])
+		if n > len(body) || !bytes.Equal(buf[:n], body[:n]) {
+			return false
+		}
+		body = body[n:]
+		if err != nil {
+			return (err == io.EOF || err == io.ErrUnexpectedEOF) && len(body) == 0
+		}
+	}
+}
+
+// Precompress returns body's gzip and brotli variants as Load would make
+// them, for a build step to write beside the file as NAME.gz and NAME.br;
+// nil for one that would not be smaller than body.
+func Precompress(body []byte) (gz, br []byte, err error) {
+	f := &file{body: body}
+	if err := f.compressAll(context.Background()); err != nil {
+		return nil, nil, err
+	}
+	smaller := func(b []byte) []byte {
+		if len(b) >= len(body) {
+			return nil
+		}
+		return b
+	}
+	return smaller(*f.gz.Load()), smaller(*f.br.Load()), nil
+}
+
+// Matches reports whether variant, a gzip (ext ".gz") or brotli (".br")
+// stream, decodes to exactly body: whether Load would take it up.
+func Matches(ext string, variant, body []byte) bool {
+	f := &file{body: body}
+	p := f.decoded(ext, variant)
+	return p != nil
 }
 
 // contentTypes are the types of the files served; other files are not.
@@ -186,13 +294,21 @@ func (f *file) compressAll(ctx context.Context) error {
 	}
 	if f.br.Load() == nil {
 		var buf bytes.Buffer
-		bw := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: 22})
+		bw := brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: brotli.BestCompression, LGWin: brotliWindow(len(f.body))})
 		if err := writeAll(ctx, bw, f.body); err != nil {
 			return err
 		}
 		f.publish(&f.br, buf.Bytes())
 	}
 	return nil
+}
+
+// brotliWindow is the log2 of the smallest brotli window (within brotli's
+// 10–24, and at most 22, what a browser's decoder is sure to be given memory
+// for) that holds n bytes: a larger one compresses no better and costs
+// memory in proportion (brotli's best quality keeps 8 bytes per window byte).
+func brotliWindow(n int) int {
+	return min(22, max(10, bits.Len(uint(n+16))))
 }
 
 // writeAll compresses body through w in chunks, giving up between chunks

@@ -232,3 +232,93 @@ func TestLargeFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecompressed: the variants the build wrote beside a file (NAME.gz,
+// NAME.br, made by Precompress) are served from the first request, large
+// file or not, and CompressLarge has nothing left to do; a variant that
+// does not decode to exactly the file (stale, truncated, of another file,
+// not compressed at all) is never served: the file is compressed as if it
+// had none.
+func TestPrecompressed(t *testing.T) {
+	wasm := append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Repeat([]byte("go wasm "), compressNowMax/4)...)
+	gz, br, err := Precompress(wasm)
+	if err != nil || gz == nil || br == nil {
+		t.Fatalf("Precompress: %d, %d bytes, %v", len(gz), len(br), err)
+	}
+	if !Matches(".gz", gz, wasm) || !Matches(".br", br, wasm) || Matches(".br", gz, wasm) || Matches(".zip", gz, wasm) {
+		t.Fatal("Matches does not tell a variant of the file")
+	}
+	table, err := Load(fstest.MapFS{
+		"build/widget.wasm":    {Data: wasm},
+		"build/widget.wasm.gz": {Data: gz},
+		"build/widget.wasm.br": {Data: br},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveMux(table)
+	for _, enc := range []string{"gzip", "br"} {
+		rec := get(t, h, "/static/build/widget.wasm", "Accept-Encoding", enc)
+		if rec.Header().Get("Content-Encoding") != enc || !bytes.Equal(decode(t, enc, rec.Body.Bytes()), wasm) {
+			t.Errorf("%s: Content-Encoding %q before any compressing", enc, rec.Header().Get("Content-Encoding"))
+		}
+	}
+	for _, p := range []string{"/static/build/widget.wasm.br", "/static/build/widget.wasm.gz"} {
+		if rec := get(t, h, p); rec.Code == 200 {
+			t.Errorf("%s is served as a file of its own", p)
+		}
+	}
+
+	other := bytes.Repeat([]byte("other wasm"), compressNowMax/8)
+	ogz, obr, _ := Precompress(other)
+	longer := append(append([]byte{}, wasm...), '!')
+	lgz, lbr, _ := Precompress(longer)
+	for name, v := range map[string][2][]byte{
+		"another file's":        {ogz, obr},
+		"a longer file's":       {lgz, lbr},
+		"truncated":             {gz[:len(gz)/2], br[:len(br)/2]},
+		"the file uncompressed": {wasm, wasm},
+		"empty":                 {{}, {}},
+	} {
+		table, err := Load(fstest.MapFS{
+			"build/widget.wasm":    {Data: wasm},
+			"build/widget.wasm.gz": {Data: v[0]},
+			"build/widget.wasm.br": {Data: v[1]},
+		}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := serveMux(table)
+		for _, enc := range []string{"gzip", "br"} {
+			if rec := get(t, h, "/static/build/widget.wasm", "Accept-Encoding", enc); rec.Header().Get("Content-Encoding") != "" {
+				t.Errorf("%s variants: served as %q", name, rec.Header().Get("Content-Encoding"))
+			}
+		}
+		if err := table.CompressLarge(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, enc := range []string{"gzip", "br"} {
+			rec := get(t, h, "/static/build/widget.wasm", "Accept-Encoding", enc)
+			if rec.Header().Get("Content-Encoding") != enc || !bytes.Equal(decode(t, enc, rec.Body.Bytes()), wasm) {
+				t.Errorf("%s variants, after CompressLarge: %s is %q", name, enc, rec.Header().Get("Content-Encoding"))
+			}
+		}
+	}
+}
+
+// TestBrotliWindow: brotli's window holds the whole file (so it compresses
+// as well as the largest would), and no more than the next power of two.
+func TestBrotliWindow(t *testing.T) {
+	for _, n := range []int{0, 1, 256, 1000, 1008, 1009, 37 << 10, 200 << 10, 2 << 20, 4<<20 - 16, 4 << 20, 64 << 20} {
+		w := brotliWindow(n)
+		if w < 10 || w > 22 {
+			t.Errorf("%d bytes: window 2^%d outside 10–22", n, w)
+		}
+		if n <= 4<<20-16 && 1<<w-16 < n {
+			t.Errorf("%d bytes: window 2^%d (less 16) does not hold them", n, w)
+		}
+		if w > 10 && 1<<(w-1) > n+16 {
+			t.Errorf("%d bytes: window 2^%d is larger than it needs", n, w)
+		}
+	}
+}

@@ -83,10 +83,13 @@ var assets = sync.OnceValues(func() (*asset.Table, error) {
 })
 
 // CompressLargeAssets compresses the static files too large to compress
-// before the gateway starts serving: the widget's WebAssembly, which
-// brotli's best quality takes seconds over. Until it has, they go out
-// uncompressed. It returns when it is done or soon after ctx ends; a later
-// call takes up what is left. The gateway runs it beside its servers.
+// before the gateway starts serving and that the build did not compress: the
+// widget's WebAssembly when it was built without make (make's wasm target
+// writes its variants beside it, and then this has nothing to do), which
+// brotli's best quality takes seconds and tens of megabytes over. Until it
+// has, they go out uncompressed. It returns when it is done or soon after
+// ctx ends; a later call takes up what is left. The gateway runs it beside
+// its servers.
 func CompressLargeAssets(ctx context.Context) error {
 	t, err := assets()
 	if err != nil {
