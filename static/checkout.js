@@ -1,14 +1,14 @@
-/*! Kessai checkout loader, KessaiCheckout (= UnivapayCheckout): see the README. Card data
- * stays in the gateway's frame; no inline code or style. */
+/*! Kessai checkout loader: see the README. */
+// KessaiCheckout (= UnivapayCheckout). Card data stays in the gateway's
+// frame; no inline code or style. The gateway serves this file without its
+// comment lines and indentation, with its texts written in.
 (function (w, d) {
   "use strict";
   if (w.KessaiCheckout && w.KessaiCheckout.kessai) { return; }
   var SRC = "kessai-checkout", V = 1, GW = "", all = {};
-  try { GW = new URL(d.currentScript.src).origin; } catch (e) { /* not loaded by src */ }
+  // GW stays "" when the script was not loaded by src.
+  try { GW = new URL(d.currentScript.src).origin; } catch (e) { }
   var TEXT = /*kessai:loader-texts*/{};
-  // data-* attributes of the HTML mode that are options, not metadata.
-  var KNOWN = " app-id checkout amount currency capture email metadata token-type locale inline inline-item-style" +
-    " auto-submit payment-type payment-types text button-text button-class phone-number ";
 
   function rid() {
     var b = crypto.getRandomValues(new Uint8Array(12)), s = "";
@@ -46,7 +46,8 @@
     var e = new Error(msg || code);
     e.code = code; e.fatal = !!(x && x.fatal);
     e.chargeId = (x && x.chargeId) || null; e.tokenId = (x && x.tokenId) || null;
-    e.error = { code: code, message: msg, error: { code: code, message: msg } }; // EC-CUBE: e.error.error.message
+    // EC-CUBE reads e.error.error.message.
+    e.error = { code: code, message: msg, error: { code: code, message: msg } };
     return e;
   }
 
@@ -309,63 +310,23 @@
     return Promise.reject(failure("NOT_FOUND", "no Kessai widget frame there"));
   }
 
-  // ---- HTML mode ----
-  function hidden(form, name, value) {
-    var i = form.querySelector("input[name='" + name + "']");
-    if (!i) { i = d.createElement("input"); i.type = "hidden"; i.name = name; form.appendChild(i); }
-    i.value = value;
-  }
-  var seen = new WeakSet();
-  function setup(span) {
-    var form = span.closest("form");
-    if (seen.has(span) || !form) { return; }
-    seen.add(span);
-    var ds = span.dataset, md = meta(ds.metadata) || {}, at = span.attributes, i, a;
-    for (i = 0; i < at.length; i++) {
-      a = at[i].name;
-      if (!a.indexOf("data-") && KNOWN.indexOf(" " + a.slice(5) + " ") < 0 && a.indexOf("data-subscription-")) { md[a.slice(5).replace(/-/g, "_")] = at[i].value; }
-    }
-    var auto = bool(ds.autoSubmit, false), inline = bool(ds.inline, false);
-    var o = {
-      appId: ds.appId, checkout: ds.checkout, amount: ds.amount, currency: ds.currency, capture: ds.capture,
-      email: ds.email, tokenType: ds.tokenType, locale: ds.locale, metadata: md, inline: inline, inlineContainer: span,
-      paymentTypes: ds.paymentTypes || ds.paymentType,
-      onSuccess: function (r) {
-        hidden(form, "univapayTokenId", r.tokenId || "");
-        if (r.chargeId) { hidden(form, "univapayChargeId", r.chargeId); }
-        if (r.subscriptionId) { hidden(form, "univapaySubscriptionId", r.subscriptionId); }
-        if (auto) { HTMLFormElement.prototype.submit.call(form); }
-      }
-    };
-    for (i in ds) { if (!i.indexOf("subscription")) { o[i] = ds[i]; } }
-    var c = create(o);
-    if (inline) {
-      try { c.open(); } catch (e) { return console.error(e); }
-      if (auto) {
-        form.addEventListener("submit", function (e) {
-          var t = form.querySelector("input[name='univapayTokenId']");
-          if (!t || !t.value) { e.preventDefault(); c.submit().catch(function () { /* shown in the frame */ }); }
-        });
-      }
-      return;
-    }
-    var b = d.createElement("button");
-    b.type = "button";
-    b.textContent = ds.text || ds.buttonText || TEXT[lang(ds.locale)][0];
-    b.className = ds.buttonClass || "kessai-checkout-button univapay-checkout-button";
-    if (!ds.buttonClass) {
-      css(b, {
-        minHeight: "44px", padding: "0 22px", border: "0", borderRadius: "8px", background: "#1f5eff", color: "#fff",
-        font: "600 15px/1.2 system-ui, -apple-system, 'Hiragino Sans', sans-serif", cursor: "pointer"
-      });
-    }
-    b.addEventListener("click", function () { c.open(); });
-    span.appendChild(b);
-  }
+  // ---- HTML mode: <span data-app-id …> in a <form>. Its code is
+  // checkout-html.js, loaded only by a page that has such a span; it hands
+  // its setup to html(), which takes the spans found until then. ----
+  var spans = [], setup, loading;
   function scan(node) {
     node = node || d;
-    if (node.matches && node.matches("span[data-app-id]")) { setup(node); }
-    [].forEach.call(node.querySelectorAll ? node.querySelectorAll("span[data-app-id]") : [], setup);
+    if (node.matches && node.matches("span[data-app-id]")) { spans.push(node); }
+    [].push.apply(spans, node.querySelectorAll ? node.querySelectorAll("span[data-app-id]") : []);
+    if (setup) { spans.splice(0).forEach(setup); } else if (spans.length && !loading) {
+      loading = d.createElement("script");
+      loading.src = GW + "/static/checkout-html.js";
+      (d.head || d.documentElement).appendChild(loading);
+    }
+  }
+  function html(make) {
+    setup = setup || make({ create: create, bool: bool, meta: meta, css: css, button: function (l) { return TEXT[lang(l)][0]; } });
+    spans.splice(0).forEach(setup);
   }
   function start() {
     scan(d);
@@ -375,5 +336,5 @@
   }
   if (d.readyState === "loading") { d.addEventListener("DOMContentLoaded", start); } else { start(); }
 
-  w.KessaiCheckout = w.UnivapayCheckout = { create: create, submit: submit, scan: scan, version: V, kessai: true };
+  w.KessaiCheckout = w.UnivapayCheckout = { create: create, submit: submit, scan: scan, version: V, kessai: true, html: html };
 })(window, document);

@@ -100,7 +100,7 @@ func TestLoaderLocaleRuleIsNegotiate(t *testing.T) {
 	if err != nil {
 		t.Skip("node not found; make test installs Node.js, which this test needs")
 	}
-	fn := regexp.MustCompile(`(?s)\n  function lang\(l\) \{.*?\n  \}\n`).Find(servedScript(t, "checkout.js"))
+	fn := jsFunction(servedScript(t, "checkout.js"), "function lang(l) {")
 	if fn == nil {
 		t.Fatal("checkout.js has no function lang(l)")
 	}
@@ -152,4 +152,66 @@ process.stdout.write(JSON.stringify(cases.map(function (c) {
 			t.Errorf("locale %q, browser languages %v: the loader says %s, Negotiate %s", explicit, c.Langs, got[i], want)
 		}
 	}
+}
+
+// TestLoaderCompacted: the loader and its HTML mode go out without comment
+// lines and indentation, which can change nothing they do only because no
+// string of theirs spans lines (no template literal, no line continued with
+// a backslash); they still parse (node --check, when Node.js is here).
+func TestLoaderCompacted(t *testing.T) {
+	for _, name := range []string{"checkout.js", "checkout-html.js"} {
+		src, err := static.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.ContainsRune(src, '`') || regexp.MustCompile(`\\\r?\n`).Match(src) {
+			t.Errorf("static/%s has a string that may span lines; compactScript would change it", name)
+		}
+		served := servedScript(t, name)
+		for i, line := range strings.Split(strings.TrimSuffix(string(served), "\n"), "\n") {
+			if line == "" || line != strings.TrimSpace(line) || strings.HasPrefix(line, "//") {
+				t.Errorf("%s line %d is not compacted: %q", name, i+1, line)
+				break
+			}
+		}
+		if len(served) >= len(src) {
+			t.Errorf("%s is served at %d bytes, its source is %d", name, len(served), len(src))
+		}
+		node, err := exec.LookPath("node")
+		if err != nil {
+			continue
+		}
+		f := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(f, served, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(node, "--check", f).CombinedOutput(); err != nil {
+			t.Errorf("%s as served does not parse: %v\n%s", name, err, out)
+		}
+	}
+	if got := compactScript([]byte("  // note\n\tvar a = 1; // kept\n\n  }\r\n")); string(got) != "var a = 1; // kept\n}\n" {
+		t.Errorf("compactScript = %q", got)
+	}
+}
+
+// jsFunction cuts a function out of a script: from head to the brace that
+// closes the one head ends with (braces counted, which holds for a function
+// whose strings and regular expressions have theirs in pairs).
+func jsFunction(src []byte, head string) []byte {
+	i := bytes.Index(src, []byte(head))
+	if i < 0 {
+		return nil
+	}
+	depth := 0
+	for j := i; j < len(src); j++ {
+		switch src[j] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return src[i : j+1]
+			}
+		}
+	}
+	return nil
 }
