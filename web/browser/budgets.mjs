@@ -1,7 +1,8 @@
 // `make budgets`: what the widget costs a shopper, measured and printed (a
 // report, not a test: nothing here fails on a number).
 //
-//   sizes    static/checkout.js raw and gzipped; static/build/widget.wasm
+//   sizes    the loader (checkout.js, and checkout-html.js for the HTML
+//            mode) as the gateway serves it, raw and gzipped; static/build/widget.wasm
 //            raw, gzip and brotli; the Go runtime's floor (an empty js/wasm
 //            program built the same way, `make wasm-floor`, path in
 //            $WASM_FLOOR) in the same run; the frame's other files; and what
@@ -42,9 +43,9 @@ const median = (xs) => {
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 };
 
-function sizes(path, { text }) {
-  if (!path || !existsSync(path)) return null;
-  const buf = readFileSync(path);
+function sizes(path, { text, buf }) {
+  if (!buf && (!path || !existsSync(path))) return null;
+  buf = buf || readFileSync(path);
   return {
     raw: buf.length,
     gzip: gzipSync(buf, { level: 9 }).length,
@@ -70,6 +71,7 @@ async function served(gateway, path, { waitForBrotli = false } = {}) {
   const until = Date.now() + 60_000;
   for (;;) {
     const res = await fetch(`${gateway}${path}`, { headers: { "Accept-Encoding": "br, gzip" } });
+    if (!res.ok) return null;
     const body = new Uint8Array(await res.arrayBuffer()); // fetch decodes; count the wire bytes instead
     const wire = Number(res.headers.get("content-length")) || null;
     const enc = res.headers.get("content-encoding") || "identity";
@@ -81,6 +83,7 @@ async function served(gateway, path, { waitForBrotli = false } = {}) {
 // ---- sizes ------------------------------------------------------------
 const files = [
   ["checkout.js (loader)", `${ROOT}static/checkout.js`, "/static/checkout.js", true],
+  ["checkout-html.js (loader, HTML mode)", `${ROOT}static/checkout-html.js`, "/static/checkout-html.js", true],
   ["widget.wasm", `${ROOT}static/build/widget.wasm`, "/static/build/widget.wasm", false],
   ["floor.wasm (empty Go)", FLOOR, null, false],
   ["wasm_exec.js", `${ROOT}static/build/wasm_exec.js`, "/static/build/wasm_exec.js", true],
@@ -88,18 +91,23 @@ const files = [
   ["cardrules.js (frame, card rules)", `${ROOT}static/cardrules.js`, "/static/cardrules.js", true],
   ["widget.css (frame)", `${ROOT}static/widget.css`, "/static/widget.css", true],
 ];
-const measured = files.map(([name, path, url, text]) => ({ name, path, url, s: sizes(path, { text }) }));
+const measured = files.map(([name, path, url, text]) => ({ name, path, url, text, s: sizes(path, { text }) }));
 
 const gw = await startGateway();
 const merchant = await startMerchant({ gateway: gw.endpoint });
 let browser;
 try {
   for (const m of measured) {
-    if (m.url) m.served = await served(gw.endpoint, m.url, { waitForBrotli: m.url.endsWith(".wasm") });
+    if (!m.url) continue;
+    m.served = await served(gw.endpoint, m.url, { waitForBrotli: m.url.endsWith(".wasm") });
+    // The sizes are those of what the gateway sends (the loader goes out
+    // compacted, with its texts written in), not of the file on disk.
+    const res = await fetch(`${gw.endpoint}${m.url}`, { headers: { "Accept-Encoding": "identity" } });
+    if (res.ok) m.s = sizes(null, { text: m.text, buf: Buffer.from(await res.arrayBuffer()) });
   }
 
   console.log(`\nKessai widget budgets (${new Date().toISOString()}, ${process.version}, ${RUNS} runs)\n`);
-  console.log("Sizes (gzip -9, brotli q11 by node:zlib; 'served' = what the gateway sends for Accept-Encoding: br, gzip)\n");
+  console.log("Sizes of what the gateway serves (gzip -9, brotli q11 by node:zlib; 'served' = what it sends for Accept-Encoding: br, gzip)\n");
   console.log(
     table(
       ["file", "raw", "gzip", "brotli", "served"],
@@ -112,12 +120,12 @@ try {
       ]),
     ),
   );
-  const wasm = measured[1].s;
-  const floor = measured[2].s;
+  const wasm = measured.find((m) => m.name === "widget.wasm").s;
+  const floor = measured.find((m) => m.name.startsWith("floor.wasm")).s;
   if (wasm && floor) {
     console.log(
       `\nwidget.wasm above the Go floor: raw +${kib(wasm.raw - floor.raw)}, gzip +${kib(wasm.gzip - floor.gzip)}, brotli +${kib(wasm.br - floor.br)}` +
-        ` (the floor is ${Math.round((100 * floor.br) / wasm.br)}% of the brotli size)`,
+        ` (the floor is ${Math.round((100 * floor.br) / wasm.br)}% of the brotli size; the widget is ${(wasm.br / floor.br).toFixed(3)}× the floor)`,
     );
   } else if (!floor) {
     console.log(`\nfloor.wasm not found (WASM_FLOOR=${FLOOR || "unset"}): run \`make budgets\`, which builds it`);
