@@ -25,6 +25,8 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,17 +107,38 @@ var benchTokenBody = []byte(fmt.Sprintf(`{"payment_type":"card","type":"one_time
 // middleware), and the timed region ends only when the worker has
 // finished every charge (successful). 4×GOMAXPROCS clients send
 // concurrently. Each charge costs three write transactions: the token,
-// the charge, the authorisation.
+// the charge, the authorisation; and a share of the worker's claims.
 //
 // Metrics: ns/op is wall time per fully processed charge; charges/s is its
 // inverse; accepted/s is how fast the API answered 201 to both requests
-// (the worker keeps up or lags behind that).
+// (the worker keeps up or lags behind that); tx/charge and commits/charge
+// are the write transactions and the SQLite COMMITs (WAL fsyncs) per
+// charge, warm-up included: group commit (server/sqlite/group.go) shares
+// one COMMIT among concurrent transactions. KESSAI_BENCH_MAX_GROUP=1 turns
+// it off, for a comparison in the same build.
 func BenchmarkCreateCharge(b *testing.B) {
 	g := newBenchGateway(b, 0)
+	benchMaxGroup(b, g)
 	b.ReportAllocs()
+	before := g.db.WriteStats()
 	_, accepted, elapsed := runCharges(b, g)
+	after := g.db.WriteStats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
 	b.ReportMetric(float64(b.N)/accepted.Seconds(), "accepted/s")
+	charges := float64(b.N + benchWarmUpCharges)
+	b.ReportMetric(float64(after.Transactions-before.Transactions)/charges, "tx/charge")
+	b.ReportMetric(float64(after.Commits-before.Commits)/charges, "commits/charge")
+}
+
+// benchMaxGroup applies KESSAI_BENCH_MAX_GROUP (sqlite.DB.SetMaxGroup).
+func benchMaxGroup(b *testing.B, g *benchGateway) {
+	if v := os.Getenv("KESSAI_BENCH_MAX_GROUP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatalf("KESSAI_BENCH_MAX_GROUP: %v", err)
+		}
+		g.db.SetMaxGroup(n)
+	}
 }
 
 // runCharges is the timed part of the charge benchmarks. It warms g up,

@@ -87,7 +87,19 @@ type Page[T any] struct {
 // function runs in one transaction: either all its writes land or none does.
 type Storage interface {
 	// Update runs fn in a read-write transaction and commits it when fn
-	// returns nil.
+	// returns nil. An engine may run concurrent Updates in one shared
+	// transaction and COMMIT (group commit), as long as each Update still
+	// behaves as a transaction of its own, which the storage suite checks:
+	//   - all or nothing per Update: fn's error (or panic) undoes fn's
+	//     writes only, never another Update's;
+	//   - serializable: fn sees the writes of every Update that was
+	//     committed, or ran before it in the same shared transaction, and
+	//     no write of an Update that failed; Views see committed data only;
+	//   - durable when acknowledged: Update returns nil only once fn's
+	//     writes are committed durably; if the shared COMMIT fails, every
+	//     Update in it fails, those whose fn returned an error included
+	//     (their error may rest on the others' writes);
+	//   - fn is not started once ctx is done.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(Tx) error) error

@@ -62,7 +62,7 @@ type Config struct {
 	// wake it at once). Default 1 s.
 	LongPollRecheck time.Duration
 	// WorkConcurrency is how many items of work (acquirer calls) the
-	// worker keeps in flight. Default 64.
+	// worker keeps in flight. Default 512.
 	WorkConcurrency int
 	// WorkLease is how long a claimed item stays the worker's without a
 	// renewal: how long the items of a crashed instance wait before

@@ -112,8 +112,11 @@ func retryDelay(n int) time.Duration {
 // Worker defaults (Config.WorkConcurrency, Config.WorkLease).
 const (
 	// An acquirer call mostly waits on the network, so one instance keeps
-	// many in flight: at 300 ms a call, 64 drain over 200 charges a second.
-	defaultWorkConcurrency = 64
+	// many in flight: the drain rate is at most concurrency / latency, so at
+	// 300 ms a call 512 drain up to 1,700 charges a second, more than one
+	// SQLite file accepts (an item waiting for its call is a goroutine and
+	// a leased row, nothing more).
+	defaultWorkConcurrency = 512
 	// A lease is renewed every third of it while its item runs, so it only
 	// ends for a worker that stopped renewing (crashed, or its database
 	// unreachable for that long); it is also how long the items of a

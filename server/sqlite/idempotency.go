@@ -11,8 +11,9 @@ import (
 )
 
 // DB implements payment.IdempotencyStore on the idempotency_keys table.
-// Every write goes through the one-connection write pool, so reservations
-// are serialised with each other and with the domain's transactions.
+// Every write is a member of the write groups (group.go), like an Update,
+// so reservations are serialised with each other and with the domain's
+// transactions, and answered once their COMMIT is durable.
 var _ payment.IdempotencyStore = (*DB)(nil)
 
 // sweepBatch bounds one DELETE of DeleteExpired, so that a large sweep
@@ -25,46 +26,51 @@ const idempotencyColumns = `scope, idem_key, fingerprint, lock_id, state, create
 // existing row, both in one IMMEDIATE transaction: no two reservations can
 // both insert, and the row read is the one that prevented the insert.
 func (db *DB) Reserve(ctx context.Context, rec *payment.IdempotencyRecord) (existing *payment.IdempotencyRecord, reserved bool, err error) {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, false, fmt.Errorf("sqlite: begin: %w", err)
-	}
-	defer func() { _ = sqlTx.Rollback() }() // also on a panic; a no-op after Commit
-	res, err := sqlTx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+idempotencyColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)
-		ON CONFLICT (scope, idem_key) DO NOTHING`,
-		rec.Scope, rec.Key, rec.Fingerprint, rec.Lock, string(rec.State),
-		micros(rec.CreatedOn), micros(rec.LockedOn), micros(rec.ExpiresOn))
-	if err != nil {
-		return nil, false, err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return nil, false, err
-	}
-	if n == 0 {
-		existing, err = scanIdempotency(sqlTx.QueryRowContext(ctx,
-			`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE scope = ? AND idem_key = ?`, rec.Scope, rec.Key))
+	err = db.writer.update(ctx, func(q querier) error {
+		existing, reserved = nil, false
+		res, err := q.ExecContext(ctx, `INSERT INTO idempotency_keys (`+idempotencyColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL)
+			ON CONFLICT (scope, idem_key) DO NOTHING`,
+			rec.Scope, rec.Key, rec.Fingerprint, rec.Lock, string(rec.State),
+			micros(rec.CreatedOn), micros(rec.LockedOn), micros(rec.ExpiresOn))
 		if err != nil {
-			return nil, false, err
+			return err
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if reserved = n == 1; !reserved {
+			existing, err = scanIdempotency(q.QueryRowContext(ctx,
+				`SELECT `+idempotencyColumns+` FROM idempotency_keys WHERE scope = ? AND idem_key = ?`, rec.Scope, rec.Key))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	if err = sqlTx.Commit(); err != nil {
-		return nil, false, fmt.Errorf("sqlite: commit: %w", err)
-	}
-	return existing, n == 1, nil
+	return existing, reserved, nil
+}
+
+// writeOne runs one statement as a write of its own and reports whether
+// it changed exactly one row.
+func (db *DB) writeOne(ctx context.Context, query string, args ...any) (one bool, err error) {
+	err = db.writer.update(ctx, func(q querier) error {
+		one, err = affectedOne(q.ExecContext(ctx, query, args...))
+		return err
+	})
+	return one, err
 }
 
 // Replace overwrites the row while it still holds lock: a compare-and-swap
 // in one statement.
 func (db *DB) Replace(ctx context.Context, lock string, rec *payment.IdempotencyRecord) (bool, error) {
-	res, err := db.write.ExecContext(ctx, `UPDATE idempotency_keys
+	return db.writeOne(ctx, `UPDATE idempotency_keys
 		SET fingerprint = ?, lock_id = ?, state = ?, created_on = ?, locked_on = ?, expires_on = ?,
 			status = NULL, header = NULL, body = NULL
 		WHERE scope = ? AND idem_key = ? AND lock_id = ?`,
 		rec.Fingerprint, rec.Lock, string(rec.State), micros(rec.CreatedOn), micros(rec.LockedOn), micros(rec.ExpiresOn),
 		rec.Scope, rec.Key, lock)
-	return affectedOne(res, err)
 }
 
 // Complete stores the answer of the in-flight reservation holding lock.
@@ -81,17 +87,16 @@ func (db *DB) Complete(ctx context.Context, scope, key, lock string, resp *payme
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := db.write.ExecContext(ctx, `UPDATE idempotency_keys
+	return db.writeOne(ctx, `UPDATE idempotency_keys
 		SET state = ?, status = ?, header = ?, body = ?, expires_on = ?
 		WHERE scope = ? AND idem_key = ? AND lock_id = ? AND state = ?`,
 		string(payment.IdempotencyCompleted), resp.Status, header, body, micros(expiresOn),
 		scope, key, lock, string(payment.IdempotencyInFlight))
-	return affectedOne(res, err)
 }
 
 // Release deletes the row while it still holds lock.
 func (db *DB) Release(ctx context.Context, scope, key, lock string) error {
-	_, err := db.write.ExecContext(ctx,
+	_, err := db.writeOne(ctx,
 		`DELETE FROM idempotency_keys WHERE scope = ? AND idem_key = ? AND lock_id = ?`, scope, key, lock)
 	return err
 }
@@ -101,12 +106,16 @@ func (db *DB) Release(ctx context.Context, scope, key, lock string) error {
 func (db *DB) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
 	total := 0
 	for {
-		res, err := db.write.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN
-			(SELECT rowid FROM idempotency_keys WHERE expires_on <= ? LIMIT ?)`, micros(before), sweepBatch)
-		if err != nil {
-			return total, err
-		}
-		n, err := res.RowsAffected()
+		var n int64
+		err := db.writer.update(ctx, func(q querier) error {
+			res, err := q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN
+				(SELECT rowid FROM idempotency_keys WHERE expires_on <= ? LIMIT ?)`, micros(before), sweepBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
 		if err != nil {
 			return total, err
 		}

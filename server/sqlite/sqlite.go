@@ -7,7 +7,9 @@
 // lock up front, so a read-then-write transaction never fails half-way with
 // SQLITE_BUSY), while reads use a separate pool and, thanks to WAL, never
 // wait for the writer. synchronous=FULL: a commit that was acknowledged
-// survives a power loss, which is what a payment ledger needs.
+// survives a power loss, which is what a payment ledger needs. Concurrent
+// writes share one transaction and one COMMIT, each in a savepoint of its
+// own (group commit, group.go), so that one fsync serves them all.
 package sqlite
 
 import (
@@ -35,6 +37,9 @@ var migrations embed.FS
 type DB struct {
 	write *sql.DB
 	read  *sql.DB
+	// writer runs the write transactions on write, grouping concurrent
+	// ones into one COMMIT (group.go).
+	writer *groupWriter
 }
 
 var _ payment.Storage = (*DB)(nil)
@@ -70,7 +75,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	read.SetMaxOpenConns(max(4, runtime.NumCPU()))
-	db := &DB{write: write, read: read}
+	db := &DB{write: write, read: read, writer: newGroupWriter(write)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -150,9 +155,11 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Update runs fn in a write transaction.
+// Update runs fn in a write transaction: its own savepoint in a
+// transaction that concurrent Updates share, committed together (group
+// commit, group.go). It returns once that COMMIT is durable, or failed.
 func (db *DB) Update(ctx context.Context, fn func(payment.Tx) error) error {
-	return run(ctx, db.write, nil, fn)
+	return db.writer.update(ctx, func(q querier) error { return fn(&tx{tx: q}) })
 }
 
 // View runs fn in a read-only transaction.

@@ -14,9 +14,10 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// tx implements payment.Tx over one SQL transaction.
+// tx implements payment.Tx over one SQL transaction: a *sql.Tx for a
+// View, a member of a group for an Update (group.go).
 type tx struct {
-	tx *sql.Tx
+	tx querier
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
@@ -304,7 +305,7 @@ func (t *tx) ReleaseQuota(ctx context.Context, k payment.QuotaKey) error {
 // listPage reads one page of table rows matching where, ordered by id (the
 // creation order of v7 ids). It fetches one row more than asked to know
 // whether more follow, and counts the total only for a first page.
-func listPage[T any](ctx context.Context, q *sql.Tx, columns, table, where string, args []any,
+func listPage[T any](ctx context.Context, q querier, columns, table, where string, args []any,
 	p payment.ListParams, scan func(scanner) (T, error)) (payment.Page[T], error) {
 	page := payment.Page[T]{Items: []T{}}
 	order, cmp := "DESC", "<"

@@ -11,7 +11,7 @@ import (
 )
 
 // queryAll reads every row a query returns.
-func queryAll[T any](ctx context.Context, q *sql.Tx, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+func queryAll[T any](ctx context.Context, q querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,8 @@
 // (no character of a search a wildcard), a subscription's payments in
 // order, and that rescheduling work keeps its attempts and claim; that
 // quotas are atomic under concurrency; that Update is all or nothing and
-// that View cannot write.
+// that View cannot write; that concurrent Updates stay transactions of their
+// own if the engine shares one COMMIT among them (group commit).
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
 // tokens.go (transaction tokens), charges.go, operations.go (refunds and
@@ -38,7 +39,8 @@
 // their deliveries), subscriptions.go (subscriptions, their scheduled
 // payments, the charges that pay them, RescheduleWork), quotas.go and
 // transactions.go
-// (NOT_FOUND, duplicate ids, rollback, read-only views); compare.go holds
+// (NOT_FOUND, duplicate ids, rollback, read-only views), concurrent.go
+// (concurrent Updates); compare.go holds
 // the reflection helpers.
 package storagetest
 
@@ -70,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("Quota", func(t *testing.T) { testQuota(t, open(t)) })
 	t.Run("QuotaConcurrent", func(t *testing.T) { testQuotaConcurrent(t, open(t)) })
 	t.Run("UpdateRollsBack", func(t *testing.T) { testUpdateRollsBack(t, open(t)) })
+	t.Run("ConcurrentUpdates", func(t *testing.T) { testConcurrentUpdates(t, open(t)) })
 	t.Run("ViewCannotWrite", func(t *testing.T) { testViewCannotWrite(t, open(t)) })
 
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, open(t)) })
