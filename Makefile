@@ -129,6 +129,17 @@ bench-charges:
 	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerDrain$$' -benchtime $(DRAIN_CHARGES)x ./server/payment/
 
+## perf: one table of Kessai beside anchors measured in the same run
+## (scripts/perf, about 2.5 minutes): GET /stores/{id}/charges/{id} under wrk
+## -t2 -c32 beside a bare net/http handler answering the same bytes (medians
+## of 3 interleaved 8 s rounds), charge acceptance and processing beside
+## SQLite's raw commit rate, the drain at 300 ms of acquirer latency.
+## PERF_PROFILE=1 adds a CPU profile of the gateway under the read load.
+.PHONY: perf
+perf:
+	@scripts/ensure-deps --perf
+	$(GO) run ./scripts/perf
+
 ## bench-webhooks: webhook deliveries per second to a local receiver, and the
 ## delay from a change's commit to its delivery (median, p99), each beside
 ## the same receiver hit directly by net/http in the same run, over
