@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -27,7 +26,22 @@ const RequestIDHeader = "X-Request-Id"
 // and ours can be joined; anything else is replaced, and so is anything
 // holding what could be a card number, which would otherwise be echoed and
 // logged on every line.
-var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{8,128}$`)
+//
+// validClientRequestID is ^[A-Za-z0-9._:-]{8,128}$, written out: the
+// regular expression took a few per cent of a read's time.
+func validClientRequestID(id string) bool {
+	if len(id) < 8 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
@@ -37,7 +51,7 @@ func requestID(ctx context.Context) string {
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
-		if !clientRequestID.MatchString(id) || payment.MaskCardNumbers(id) != id {
+		if !validClientRequestID(id) || payment.MaskCardNumbers(id) != id {
 			id = payment.NewID().String()
 		}
 		w.Header().Set(RequestIDHeader, id)

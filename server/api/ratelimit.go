@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 )
@@ -48,24 +50,43 @@ func isChargeClass(r *http.Request) bool {
 	return false
 }
 
-// subject is whose budget a request spends (README, "Who is counted"): a secret-bearing
-// token's store or merchant; a browser token's store and the client's IP;
-// anyone else's IP. Test and live never share.
-func (s *Server) subject(r *http.Request) string {
+// appendSubject appends whose budget a request spends (README, "Who is
+// counted"): a secret-bearing token's store or merchant; a browser token's
+// store and the client's IP; anyone else's IP. Test and live never share.
+//
+//	store:<id>/mode:<mode>             a store token with its secret
+//	merchant:<id>/mode:<mode>          a merchant token with its secret
+//	store:<id>/ip:<ip>/mode:<mode>     a browser token
+//	ip:<ip>                            anyone else
+func (s *Server) appendSubject(b []byte, r *http.Request) []byte {
 	ip := s.clientIP(r)
 	c := authOf(r).caller
 	if c == nil {
-		return "ip:" + ip
+		return append(append(b, "ip:"...), ip...)
 	}
 	tok := c.Token()
-	owner := "store:" + tok.StoreID.String()
 	if tok.IsMerchantToken() {
-		owner = "merchant:" + tok.MerchantID.String()
+		b = appendUUID(append(b, "merchant:"...), tok.MerchantID)
+	} else {
+		b = appendUUID(append(b, "store:"...), tok.StoreID)
 	}
 	if !c.WithSecret() {
-		owner += "/ip:" + ip
+		b = append(append(b, "/ip:"...), ip...)
 	}
-	return owner + "/mode:" + string(tok.Mode)
+	return append(append(b, "/mode:"...), tok.Mode...)
+}
+
+// appendUUID appends id as uuid.UUID.String writes it, without allocating.
+func appendUUID(b []byte, id uuid.UUID) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i, x := range id {
+		switch i {
+		case 4, 6, 8, 10:
+			b = append(b, '-')
+		}
+		b = append(b, hexDigits[x>>4], hexDigits[x&0x0f])
+	}
+	return b
 }
 
 func (s *Server) clientIP(r *http.Request) string {
@@ -154,21 +175,56 @@ func collapseTemplate(tpl string) string {
 // collapsePath replaces every segment that looks like an id — anything
 // with a digit in it, which every UUID has — by {id}.
 func collapsePath(path string) string {
-	segs := strings.Split(path, "/")
-	for i, seg := range segs {
+	return string(appendCollapsedPath(nil, path))
+}
+
+// appendCollapsedPath appends collapsePath(path).
+func appendCollapsedPath(b []byte, path string) []byte {
+	for {
+		seg, rest, more := strings.Cut(path, "/")
 		if strings.ContainsAny(seg, "0123456789") {
-			segs[i] = "{id}"
+			b = append(b, "{id}"...)
+		} else {
+			b = append(b, seg...)
 		}
+		if !more {
+			return b
+		}
+		b = append(b, '/')
+		path = rest
 	}
-	return strings.Join(segs, "/")
 }
 
 // exactKey is the complete path with its raw query string, method ignored.
 func exactKey(r *http.Request) string {
+	return string(appendExactKey(nil, r))
+}
+
+// appendExactKey appends exactKey(r).
+func appendExactKey(b []byte, r *http.Request) []byte {
+	b = append(b, r.URL.EscapedPath()...)
 	if r.URL.RawQuery == "" {
-		return r.URL.EscapedPath()
+		return b
 	}
-	return r.URL.EscapedPath() + "?" + r.URL.RawQuery
+	return append(append(b, '?'), r.URL.RawQuery...)
+}
+
+// bucketKeys are the keys of a request's buckets: the subject's alone for
+// the charge class; subject|route and subject|exact for the standard
+// class. They are cut from one string, built in one allocation.
+func (s *Server) bucketKeys(r *http.Request, charge bool) (first, second string) {
+	var buf [256]byte
+	b := s.appendSubject(buf[:0], r)
+	if charge {
+		return string(b), ""
+	}
+	subject := len(b)
+	b = appendCollapsedPath(append(b, rateLimitBucketSeparator...), r.URL.Path)
+	route := len(b)
+	b = append(b, b[:subject]...)
+	b = appendExactKey(append(b, rateLimitBucketSeparator...), r)
+	keys := string(b)
+	return keys[:route], keys[route:]
 }
 
 // withRateLimits admits or refuses every API request before any handler
@@ -178,20 +234,20 @@ func (s *Server) withRateLimits(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		subject := s.subject(r)
 		var buckets [2]limit.Bucket
 		var list []limit.Bucket
 		charge := isChargeClass(r)
+		first, second := s.bucketKeys(r, charge)
 		if charge {
-			buckets[0] = limit.Bucket{Kind: limit.KindCharge, Key: subject, Rule: s.limits.Rules.Charge}
+			buckets[0] = limit.Bucket{Kind: limit.KindCharge, Key: first, Rule: s.limits.Rules.Charge}
 			list = buckets[:1]
 		} else {
-			buckets[0] = limit.Bucket{Kind: limit.KindRoute, Key: subject + rateLimitBucketSeparator + s.routeKey(r), Rule: s.limits.Rules.Route}
-			buckets[1] = limit.Bucket{Kind: limit.KindExact, Key: subject + rateLimitBucketSeparator + exactKey(r), Rule: s.limits.Rules.Exact}
+			buckets[0] = limit.Bucket{Kind: limit.KindRoute, Key: first, Rule: s.limits.Rules.Route}
+			buckets[1] = limit.Bucket{Kind: limit.KindExact, Key: second, Rule: s.limits.Rules.Exact}
 			list = buckets[:2]
 		}
 		res, err := s.limits.Limiter.Admit(r.Context(), list)
-		writeRateHeaders(w.Header(), charge, res, s.limits.Rules)
+		writeRateHeaders(w.Header(), charge, &res, s.limits.Rules)
 		switch {
 		case errors.Is(err, limit.ErrFull):
 			// Every bucket is live and the table is at its cap: refuse
@@ -227,21 +283,43 @@ func retryAfterSeconds(d time.Duration) string {
 }
 
 // writeRateHeaders writes the charge class's two headers or the standard
-// class's four, never both.
-func writeRateHeaders(h http.Header, charge bool, res limit.Result, rules limit.Rules) {
-	remaining := func(k limit.Kind) string {
-		if b, ok := res.Find(k); ok {
-			return strconv.Itoa(b.Remaining)
+// class's four, never both. The values go in as Header.Set would put them,
+// cut from one string and one slice, so that the headers cost two
+// allocations whatever the numbers.
+func writeRateHeaders(h http.Header, charge bool, res *limit.Result, rules limit.Rules) {
+	remaining := func(b []byte, k limit.Kind) []byte {
+		if br, ok := res.Find(k); ok {
+			return strconv.AppendInt(b, int64(br.Remaining), 10)
 		}
-		return "0"
+		return append(b, '0')
 	}
+	var buf [80]byte
+	var ends [4]int
+	b := buf[:0]
+	names := [4]string{headerRemaining, headerPerMinute}
+	n := 2
 	if charge {
-		h.Set(headerRemaining, remaining(limit.KindCharge))
-		h.Set(headerPerMinute, strconv.Itoa(rules.Charge.PerMinute))
-		return
+		b = remaining(b, limit.KindCharge)
+		ends[0] = len(b)
+		b = strconv.AppendInt(b, int64(rules.Charge.PerMinute), 10)
+		ends[1] = len(b)
+	} else {
+		names, n = [4]string{headerRemainingRoute, headerPerMinuteRoute, headerRemainingExact, headerPerMinuteExact}, 4
+		b = remaining(b, limit.KindRoute)
+		ends[0] = len(b)
+		b = strconv.AppendInt(b, int64(rules.Route.PerMinute), 10)
+		ends[1] = len(b)
+		b = remaining(b, limit.KindExact)
+		ends[2] = len(b)
+		b = strconv.AppendInt(b, int64(rules.Exact.PerMinute), 10)
+		ends[3] = len(b)
 	}
-	h.Set(headerRemainingRoute, remaining(limit.KindRoute))
-	h.Set(headerPerMinuteRoute, strconv.Itoa(rules.Route.PerMinute))
-	h.Set(headerRemainingExact, remaining(limit.KindExact))
-	h.Set(headerPerMinuteExact, strconv.Itoa(rules.Exact.PerMinute))
+	text := string(b)
+	values := make([]string, n)
+	start := 0
+	for i := range n {
+		values[i] = text[start:ends[i]]
+		start = ends[i]
+		h[names[i]] = values[i : i+1 : i+1]
+	}
 }

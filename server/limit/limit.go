@@ -173,19 +173,50 @@ func (b Bucket) validate() error {
 }
 
 // Result is the answer for one request.
+//
+// It holds the buckets of a request of up to InlineBuckets buckets (every
+// request the API makes) inside itself, so that returning it allocates
+// nothing; Buckets lists them.
 type Result struct {
 	Admitted bool
-	// Buckets are in the order the request listed them.
-	Buckets []BucketResult
 	// RetryAfter is how long until every bucket holds at least one request
 	// in both balances (zero when that is already so). For a refusal the
 	// HTTP layer rounds it up to whole seconds, at least 1.
 	RetryAfter time.Duration
+
+	n      int
+	inline [InlineBuckets]BucketResult
+	more   []BucketResult // when there are more than InlineBuckets
+}
+
+// InlineBuckets is the most buckets a Result holds without allocating.
+const InlineBuckets = 4
+
+// Buckets are the request's buckets after it was counted or refused, in
+// the order the request listed them.
+func (r *Result) Buckets() []BucketResult {
+	if r.more != nil {
+		return r.more
+	}
+	return r.inline[:r.n]
+}
+
+// add appends one bucket to r.
+func (r *Result) add(b BucketResult) {
+	if r.more == nil && r.n < InlineBuckets {
+		r.inline[r.n] = b
+		r.n++
+		return
+	}
+	if r.more == nil {
+		r.more = append(make([]BucketResult, 0, r.n+1), r.inline[:r.n]...)
+	}
+	r.more = append(r.more, b)
+	r.n++
 }
 
 // BucketResult is one bucket after the request was counted or refused.
-// It holds no key, so a Result is one allocation the garbage collector
-// need not scan.
+// It holds no key.
 type BucketResult struct {
 	Kind Kind
 	// Rule is the bucket's, for the X-Requests-Per-Minute headers.
@@ -196,8 +227,8 @@ type BucketResult struct {
 
 // Find returns the first bucket of kind k, for callers that write headers
 // by kind.
-func (r Result) Find(k Kind) (BucketResult, bool) {
-	for _, b := range r.Buckets {
+func (r *Result) Find(k Kind) (BucketResult, bool) {
+	for _, b := range r.Buckets() {
 		if b.Kind == k {
 			return b, true
 		}

@@ -153,7 +153,7 @@ func (l *Memory) shardOf(hash uint64) *shard { return &l.shards[hash&l.shardMask
 
 // inlineBuckets covers every request the API makes (one or two buckets)
 // without allocating.
-const inlineBuckets = 4
+const inlineBuckets = InlineBuckets
 
 // Admit implements Limiter.
 func (l *Memory) Admit(_ context.Context, buckets []Bucket) (Result, error) {
@@ -218,13 +218,9 @@ func (l *Memory) Admit(_ context.Context, buckets []Bucket) (Result, error) {
 		l.shards[s].mu.Unlock()
 	}
 
-	res := Result{
-		Admitted:   d.Admitted,
-		Buckets:    make([]BucketResult, n),
-		RetryAfter: time.Duration(d.RetryAfter) * time.Microsecond,
-	}
+	res := Result{Admitted: d.Admitted, RetryAfter: time.Duration(d.RetryAfter) * time.Microsecond}
 	for i, b := range buckets {
-		res.Buckets[i] = BucketResult{Kind: b.Kind, Rule: b.Rule, Remaining: states[i].Remaining()}
+		res.add(BucketResult{Kind: b.Kind, Rule: b.Rule, Remaining: states[i].Remaining()})
 	}
 	return res, err
 }

@@ -131,13 +131,13 @@ func TestMemoryKeyCap(t *testing.T) {
 		if !errors.Is(err, limit.ErrFull) {
 			t.Fatalf("%s: err = %v, want ErrFull", what, err)
 		}
-		if res.Admitted || res.Buckets[0].Remaining != 100 || res.RetryAfter != retryAfter {
+		if res.Admitted || res.Buckets()[0].Remaining != 100 || res.RetryAfter != retryAfter {
 			t.Fatalf("%s: %+v, want refused, remaining 100, retry after %v", what, res, retryAfter)
 		}
 	}
 	refusedFull("a new key at the cap", key(16), 20*time.Millisecond)
 	// Keys already held keep working.
-	if res := admit(t, l, key(1)); !res.Admitted || res.Buckets[0].Remaining != 96 {
+	if res := admit(t, l, key(1)); !res.Admitted || res.Buckets()[0].Remaining != 96 {
 		t.Fatalf("held key at the cap: %+v", res)
 	}
 	// A refusal on the rate is still a plain refusal, whatever the table.
@@ -148,7 +148,7 @@ func TestMemoryKeyCap(t *testing.T) {
 	// At 20 ms the sweep frees key 0, which leaves the table nearly full:
 	// the new key gets the place, and the shard stops sweeping for 1 s.
 	c.Advance(20 * time.Millisecond)
-	if res := admit(t, l, key(16)); !res.Admitted || res.Buckets[0].Remaining != 99 {
+	if res := admit(t, l, key(16)); !res.Admitted || res.Buckets()[0].Remaining != 99 {
 		t.Fatalf("new key after the sweep: %+v", res)
 	}
 	refusedFull("the next new key", key(17), time.Second)
@@ -156,7 +156,7 @@ func TestMemoryKeyCap(t *testing.T) {
 	c.Advance(40 * time.Millisecond)
 	refusedFull("a new key while backing off", key(17), 960*time.Millisecond)
 	c.Advance(960 * time.Millisecond)
-	if res := admit(t, l, key(17)); !res.Admitted || res.Buckets[0].Remaining != 99 {
+	if res := admit(t, l, key(17)); !res.Admitted || res.Buckets()[0].Remaining != 99 {
 		t.Fatalf("new key after the backoff: %+v", res)
 	}
 	wantKeys(t, l, 2) // the slow key and key 17
@@ -235,4 +235,29 @@ func heapAlloc() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestMemoryManyBuckets: a request of more buckets than a Result holds
+// inline still gets every one back, in its order, each counted.
+func TestMemoryManyBuckets(t *testing.T) {
+	for _, n := range []int{1, limit.InlineBuckets, limit.InlineBuckets + 1, 9} {
+		l := limit.NewMemory(limit.MemoryConfig{Clock: limittest.NewClock()})
+		var buckets []limit.Bucket
+		for i := range n {
+			rule := limit.Rule{Burst: 10 + i, BurstRefillPerMinute: 60, PerMinute: 100 + i}
+			buckets = append(buckets, limit.Bucket{Kind: limit.Kind(1 + i%3), Key: fmt.Sprintf("k%d", i), Rule: rule})
+		}
+		for round := 1; round <= 2; round++ {
+			res := admit(t, l, buckets...)
+			got := res.Buckets()
+			if !res.Admitted || len(got) != n {
+				t.Fatalf("%d buckets, round %d: admitted %v with %d buckets", n, round, res.Admitted, len(got))
+			}
+			for i, b := range got {
+				if b.Kind != buckets[i].Kind || b.Rule != buckets[i].Rule || b.Remaining != buckets[i].Rule.Burst-round {
+					t.Errorf("%d buckets, round %d: bucket %d is %+v, want %v %+v with %d left", n, round, i, b, buckets[i].Kind, buckets[i].Rule, buckets[i].Rule.Burst-round)
+				}
+			}
+		}
+	}
 }

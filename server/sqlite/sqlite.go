@@ -69,12 +69,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	write.SetMaxOpenConns(1)
-	read, err := sql.Open("sqlite", base+"&_pragma=query_only(1)") // View must not write: the driver ignores TxOptions.ReadOnly
+	read, err := openReadPool(base + "&_pragma=query_only(1)") // View must not write: the driver ignores TxOptions.ReadOnly
 	if err != nil {
 		write.Close()
 		return nil, err
 	}
 	read.SetMaxOpenConns(max(4, runtime.NumCPU()))
+	// Keep them all: a connection closed when idle and opened again on
+	// the next burst loses the statements it kept (readstmt.go).
+	read.SetMaxIdleConns(max(4, runtime.NumCPU()))
 	db := &DB{write: write, read: read, writer: newGroupWriter(write)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()

@@ -62,10 +62,10 @@ func admit(t *testing.T, l limit.Limiter, buckets []limit.Bucket) limit.Result {
 	if err != nil {
 		t.Fatalf("Admit(%v): %v", buckets, err)
 	}
-	if len(res.Buckets) != len(buckets) {
-		t.Fatalf("Admit returned %d buckets, want %d", len(res.Buckets), len(buckets))
+	if len(res.Buckets()) != len(buckets) {
+		t.Fatalf("Admit returned %d buckets, want %d", len(res.Buckets()), len(buckets))
 	}
-	for i, b := range res.Buckets {
+	for i, b := range res.Buckets() {
 		if b.Kind != buckets[i].Kind || b.Rule != buckets[i].Rule {
 			t.Fatalf("result bucket %d is %v %+v, want %v %+v", i, b.Kind, b.Rule, buckets[i].Kind, buckets[i].Rule)
 		}
