@@ -1592,6 +1592,30 @@ func TestPaymentTenancy(t *testing.T) {
 		})
 	}
 
+	// Another merchant's merchant token, which sees every store of its
+	// own merchant, sees nothing of this one's.
+	t.Run("OtherMerchantsMerchantToken", func(t *testing.T) {
+		mB, err := f.svc.IssueMerchantAppToken(t.Context(), f.merchantB, payment.NewAppToken{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []struct {
+			method, path string
+			body         any
+		}{
+			{"GET", "/charges/" + paid, nil},
+			{"GET", a("/charges/" + paid), nil},
+			{"PATCH", a("/charges/" + paid), md},
+			{"POST", a("/charges/" + auth2 + "/capture"), "null"},
+			{"POST", a("/charges/" + paid + "/refunds"), money},
+			{"GET", a("/charges/" + paid + "/refunds/" + rf), nil},
+			{"POST", a("/charges/" + auth2 + "/cancels"), map[string]any{}},
+			{"GET", a("/tokens/" + tok), nil},
+		} {
+			wantError(t, f.do(t, r.method, r.path, server(mB), r.body), http.StatusNotFound, payment.CodeNotFound)
+		}
+	})
+
 	t.Run("NothingChanged", func(t *testing.T) {
 		got := ok(t, f.do(t, "GET", a("/tokens/"+tok), server(f.a1), nil), http.StatusOK)
 		if got["active"] != true || jstr(got, "metadata.k") != "v" {
