@@ -248,16 +248,7 @@ func testListCharges(t *testing.T, s payment.Storage) {
 			return ch.MerchantID == merchantID && (storeID == uuid.Nil || ch.StoreID == storeID)
 		}
 	}
-	and := func(rules ...rule) rule {
-		return func(ch *payment.Charge) bool {
-			for _, r := range rules {
-				if !r(ch) {
-					return false
-				}
-			}
-			return true
-		}
-	}
+	and := allOf[*payment.Charge]
 	nothing := func(*payment.Charge) bool { return false }
 	store := payment.ChargeFilter{MerchantID: w.m.ID, StoreID: w.st.ID}
 	inStoreRule := inScope(w.m.ID, w.st.ID)

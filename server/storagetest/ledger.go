@@ -167,16 +167,7 @@ func testListLedger(t *testing.T, s payment.Storage) {
 			return e.MerchantID == merchantID && (storeID == uuid.Nil || e.StoreID == storeID)
 		}
 	}
-	and := func(rules ...rule) rule {
-		return func(e *payment.LedgerEntry) bool {
-			for _, r := range rules {
-				if !r(e) {
-					return false
-				}
-			}
-			return true
-		}
-	}
+	and := allOf[*payment.LedgerEntry]
 	store := payment.LedgerFilter{MerchantID: w.m.ID, StoreID: w.st.ID}
 	inStoreRule := inScope(w.m.ID, w.st.ID)
 	with := func(change func(f *payment.LedgerFilter)) payment.LedgerFilter {

@@ -511,16 +511,7 @@ func testListSubscriptions(t *testing.T, s payment.Storage) {
 			return sub.MerchantID == merchantID && (storeID == uuid.Nil || sub.StoreID == storeID)
 		}
 	}
-	and := func(rules ...rule) rule {
-		return func(sub *payment.Subscription) bool {
-			for _, r := range rules {
-				if !r(sub) {
-					return false
-				}
-			}
-			return true
-		}
-	}
+	and := allOf[*payment.Subscription]
 	statusIn := func(sts ...payment.SubscriptionStatus) rule {
 		return func(sub *payment.Subscription) bool { return slices.Contains(sts, sub.Status) }
 	}
