@@ -13,6 +13,8 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer as createHTTPServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -250,4 +252,67 @@ export async function expectAPIError(promise, { code, httpCode, field }) {
     assert.ok(fields.includes(field), `no error names field "${field}": ${JSON.stringify(errorResponse.errors)}`);
   }
   return errorResponse;
+}
+
+/**
+ * Registers hooks in the current scope that run a webhook receiver on
+ * 127.0.0.1 (test mode delivers to local addresses): it keeps every
+ * delivery (path, method, headers, raw and parsed body) and answers 200.
+ * receiver.base is its URL once the `before` hook ran;
+ * receiver.delivered(cond, what) resolves to the first delivery matching
+ * cond, waiting up to 10 s for it.
+ */
+export function useWebhookReceiver() {
+  const receiver = { deliveries: [], waiters: [] };
+  before(async () => {
+    receiver.server = createHTTPServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        const raw = Buffer.concat(chunks).toString("utf8");
+        receiver.deliveries.push({ path: req.url, method: req.method, headers: req.headers, raw, body: JSON.parse(raw) });
+        for (const w of receiver.waiters.splice(0)) w();
+        res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+      });
+    });
+    await new Promise((resolve) => receiver.server.listen(0, "127.0.0.1", resolve));
+    receiver.base = `http://127.0.0.1:${receiver.server.address().port}`;
+  });
+  after(() => new Promise((resolve) => receiver.server.close(resolve)));
+
+  receiver.delivered = async (cond, what) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const found = receiver.deliveries.find(cond);
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        assert.fail(`no ${what} arrived; got ${JSON.stringify(receiver.deliveries.map((d) => [d.path, d.body.event, d.body.data?.id]))}`);
+      }
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 500));
+        receiver.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  };
+  return receiver;
+}
+
+/**
+ * Standard Webhooks: webhook-signature holds space-separated "v1,<base64>"
+ * signatures; one must be the base64 HMAC-SHA256 of
+ * "<webhook-id>.<webhook-timestamp>.<raw body>" under the secret's key
+ * (the base64 after "whsec_").
+ */
+export function webhookSignatureValid(secret, headers, raw) {
+  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const expected = createHmac("sha256", key).update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${raw}`).digest();
+  return (headers["webhook-signature"] ?? "").split(" ").some((sig) => {
+    const [version, b64] = sig.split(",");
+    const got = Buffer.from(b64 ?? "", "base64");
+    return version === "v1" && got.length === expected.length && timingSafeEqual(got, expected);
+  });
 }

@@ -14,12 +14,10 @@
 // sdk.on("request") keeps the body of every request the SDK sends, so a
 // test can check what went over the wire as well as what came back.
 
-import { describe, test, before, after, beforeEach } from "node:test";
+import { describe, test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { createServer } from "node:http";
 
-import { expectAPIError, useGateway } from "./harness.mjs";
+import { expectAPIError, useGateway, useWebhookReceiver, webhookSignatureValid as signatureValid } from "./harness.mjs";
 
 // Short long-polls: a subscription whose first charge awaits its 3-D
 // Secure challenge stays unverified, and the SDK's polls of it would
@@ -139,55 +137,8 @@ async function lastSent(method, re) {
 
 // ---- a webhook receiver on 127.0.0.1 (test mode delivers to local addresses)
 
-const receiver = { deliveries: [], waiters: [] };
-
-before(async () => {
-  receiver.server = createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks).toString("utf8");
-      receiver.deliveries.push({ path: req.url, headers: req.headers, raw, body: JSON.parse(raw) });
-      for (const w of receiver.waiters.splice(0)) w();
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise((resolve) => receiver.server.listen(0, "127.0.0.1", resolve));
-  receiver.base = `http://127.0.0.1:${receiver.server.address().port}`;
-});
-
-after(() => new Promise((resolve) => receiver.server.close(resolve)));
-
-/** The first delivery matching cond, waiting up to 10 s for it. */
-async function delivered(cond, what) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = receiver.deliveries.find(cond);
-    if (found) return found;
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      assert.fail(`no ${what} arrived; got ${JSON.stringify(receiver.deliveries.map((d) => [d.path, d.body.event, d.body.data?.id]))}`);
-    }
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, Math.min(left, 500));
-      receiver.waiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-}
-
-/** Standard Webhooks: one v1 signature is the HMAC-SHA256 of id.timestamp.body. */
-function signatureValid(secret, headers, raw) {
-  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  const want = createHmac("sha256", key).update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${raw}`).digest();
-  return (headers["webhook-signature"] ?? "").split(" ").some((sig) => {
-    const [version, b64] = sig.split(",");
-    const got = Buffer.from(b64 ?? "", "base64");
-    return version === "v1" && got.length === want.length && timingSafeEqual(got, want);
-  });
-}
+const receiver = useWebhookReceiver();
+const delivered = receiver.delivered;
 
 // ---- the flow of row 9
 

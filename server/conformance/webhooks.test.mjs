@@ -6,14 +6,12 @@
 // runs on 127.0.0.1 (test mode may deliver to local addresses): a charge
 // made through the SDK is announced as charge_finished, with the webhook's
 // auth_token verbatim as Authorization, the charge as GET answers it, and
-// a Standard Webhooks signature checked here with node:crypto.
+// a Standard Webhooks signature checked with the harness's webhookSignatureValid.
 
-import { describe, test, before, after } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { createServer } from "node:http";
 
-import { expectAPIError, useGateway } from "./harness.mjs";
+import { expectAPIError, useGateway, useWebhookReceiver, webhookSignatureValid as verifySignature } from "./harness.mjs";
 
 // Short long-polls, and room for the twenty-odd webhook creations of the
 // quota test in a row on one exact path (its default burst is 10).
@@ -34,64 +32,8 @@ async function rawGet(path) {
   return JSON.parse(text);
 }
 
-/**
- * The receiver: a node http server on 127.0.0.1 that keeps every delivery
- * (its headers and raw body) and answers 200.
- */
-const receiver = { deliveries: [], waiters: [] };
-
-before(async () => {
-  receiver.server = createServer((req, res) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks).toString("utf8");
-      receiver.deliveries.push({ path: req.url, method: req.method, headers: req.headers, raw, body: JSON.parse(raw) });
-      for (const w of receiver.waiters.splice(0)) w();
-      res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
-    });
-  });
-  await new Promise((resolve) => receiver.server.listen(0, "127.0.0.1", resolve));
-  receiver.base = `http://127.0.0.1:${receiver.server.address().port}`;
-});
-
-after(() => new Promise((resolve) => receiver.server.close(resolve)));
-
-/** The first delivery matching cond, waiting up to 10 s for it. */
-async function delivered(cond, what) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = receiver.deliveries.find(cond);
-    if (found) return found;
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      assert.fail(`no ${what} arrived; got ${JSON.stringify(receiver.deliveries.map((d) => [d.path, d.body.event, d.body.data?.id]))}`);
-    }
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, Math.min(left, 500));
-      receiver.waiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-}
-
-/**
- * Standard Webhooks: webhook-signature holds space-separated "v1,<base64>"
- * signatures; one must be the base64 HMAC-SHA256 of
- * "<webhook-id>.<webhook-timestamp>.<raw body>" under the secret's key
- * (the base64 after "whsec_").
- */
-function verifySignature(secret, headers, raw) {
-  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  const expected = createHmac("sha256", key).update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${raw}`).digest();
-  return (headers["webhook-signature"] ?? "").split(" ").some((sig) => {
-    const [version, b64] = sig.split(",");
-    const got = Buffer.from(b64 ?? "", "base64");
-    return version === "v1" && got.length === expected.length && timingSafeEqual(got, expected);
-  });
-}
+const receiver = useWebhookReceiver();
+const delivered = receiver.delivered;
 
 const cardToken = (cardNumber) =>
   gw.sdk.transactionTokens.create({
