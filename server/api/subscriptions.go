@@ -558,8 +558,8 @@ type wireSubscriptionUpdate struct {
 		TerminationMode    *string         `json:"termination_mode"`
 		RetryInterval      clearableString `json:"retry_interval"`
 		PreserveEndOfMonth *bool           `json:"preserve_end_of_month"`
-		StartOn            json.RawMessage `json:"start_on"`
-		ZoneID             json.RawMessage `json:"zone_id"`
+		StartOn            dateJSON        `json:"start_on"`
+		ZoneID             *string         `json:"zone_id"`
 	} `json:"schedule_settings"`
 
 	Period                       json.RawMessage `json:"period"`
@@ -618,24 +618,7 @@ func (req *wireSubscriptionUpdate) domain() (payment.SubscriptionUpdate, error) 
 		u.TerminationMode, u.RetryInterval, u.PreserveEndOfMonth = ss.TerminationMode, ss.RetryInterval.ptr(), ss.PreserveEndOfMonth
 		// The zone and the start cannot change; the same values sent
 		// back are fine (the domain compares).
-		if given(ss.ZoneID) {
-			var zone string
-			if json.Unmarshal(ss.ZoneID, &zone) != nil {
-				return u, payment.Invalid("schedule_settings.zone_id", payment.ReasonInvalidFormat)
-			}
-			u.ZoneID = &zone
-		}
-		if given(ss.StartOn) {
-			var day string
-			d, ok := payment.Date{}, false
-			if json.Unmarshal(ss.StartOn, &day) == nil {
-				d, ok = payment.ParseDate(day)
-			}
-			if !ok {
-				return u, payment.Invalid("schedule_settings.start_on", payment.ReasonInvalidFormat)
-			}
-			u.StartOn = &d
-		}
+		u.ZoneID, u.StartOn = ss.ZoneID, ss.StartOn.ptr()
 	}
 	if req.NextPayment != nil {
 		np := req.NextPayment.domain()

@@ -16,11 +16,4 @@ import "github.com/kessai/kessai/server/payment"
 // subscription that starts at once: the SDK reads YYYY-MM-DD as midnight
 // UTC, which in Tokyo's morning is still ahead, so it would skip the
 // charge made now.
-func wireStartOn(sub *payment.Subscription) *string {
-	d := sub.StartsOn()
-	if d == nil {
-		return nil
-	}
-	day := d.String()
-	return &day
-}
+func wireStartOn(sub *payment.Subscription) *string { return optionalDate(sub.StartsOn()) }
