@@ -11,3 +11,7 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) payment.Storage { return postgrestest.Open(t) })
 }
+
+func TestIdempotencyStore(t *testing.T) {
+	storagetest.RunIdempotency(t, func(t *testing.T) payment.IdempotencyStore { return postgrestest.Open(t) })
+}

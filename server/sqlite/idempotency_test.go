@@ -1,19 +1,17 @@
 package sqlite_test
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/storagetest"
 )
 
 var idemEpoch = time.Date(2026, 3, 1, 9, 0, 0, 123456000, time.UTC)
@@ -24,175 +22,11 @@ func openIdempotency(t *testing.T) (payment.IdempotencyStore, *kessaitest.Clock)
 	return db, kessaitest.NewClock(idemEpoch)
 }
 
-func idemRecord(scope, key, lock string, at time.Time) *payment.IdempotencyRecord {
-	return &payment.IdempotencyRecord{
-		Scope: scope, Key: key, Fingerprint: []byte("fp-" + key), Lock: lock,
-		State: payment.IdempotencyInFlight, CreatedOn: at, LockedOn: at, ExpiresOn: at.Add(24 * time.Hour),
-	}
-}
-
-func mustReserve(t *testing.T, st payment.IdempotencyStore, rec *payment.IdempotencyRecord) (*payment.IdempotencyRecord, bool) {
-	t.Helper()
-	existing, reserved, err := st.Reserve(t.Context(), rec)
-	if err != nil {
-		t.Fatalf("Reserve(%s, %s): %v", rec.Scope, rec.Key, err)
-	}
-	if reserved != (existing == nil) {
-		t.Fatalf("Reserve: reserved=%v but existing=%v", reserved, existing)
-	}
-	return existing, reserved
-}
-
-func TestIdempotencyStoreRoundTrip(t *testing.T) {
-	st, _ := openIdempotency(t)
-	ctx := t.Context()
-	rec := idemRecord("store:a", "5f1a2b3c4d5e6.12345678", "lock-1", idemEpoch)
-	if _, reserved := mustReserve(t, st, rec); !reserved {
-		t.Fatal("first Reserve did not reserve")
-	}
-
-	// The same key in another scope is another key.
-	if _, reserved := mustReserve(t, st, idemRecord("store:b", rec.Key, "lock-b", idemEpoch)); !reserved {
-		t.Fatal("same key in another scope was not reserved")
-	}
-
-	existing, reserved := mustReserve(t, st, idemRecord("store:a", rec.Key, "lock-2", idemEpoch.Add(time.Second)))
-	if reserved {
-		t.Fatal("second Reserve reserved an existing key")
-	}
-	if !reflect.DeepEqual(existing, rec) {
-		t.Fatalf("existing = %+v, want %+v", existing, rec)
-	}
-
-	// Complete only with the lock held.
-	body := []byte("{\"id\":1}\n\x00\xff binary")
-	resp := &payment.IdempotentResponse{Status: 201, Body: body,
-		Header: map[string]string{"Content-Type": "application/json; charset=utf-8", "Location": "/x/1"}}
-	expires := idemEpoch.Add(25 * time.Hour)
-	if ok, err := st.Complete(ctx, rec.Scope, rec.Key, "other-lock", resp, expires); err != nil || ok {
-		t.Fatalf("Complete with a foreign lock = %v, %v; want false", ok, err)
-	}
-	if ok, err := st.Complete(ctx, rec.Scope, rec.Key, rec.Lock, resp, expires); err != nil || !ok {
-		t.Fatalf("Complete = %v, %v; want true", ok, err)
-	}
-	if ok, err := st.Complete(ctx, rec.Scope, rec.Key, rec.Lock, resp, expires); err != nil || ok {
-		t.Fatalf("second Complete = %v, %v; want false (no longer in flight)", ok, err)
-	}
-	existing, _ = mustReserve(t, st, idemRecord("store:a", rec.Key, "lock-3", idemEpoch))
-	if existing.State != payment.IdempotencyCompleted || !existing.ExpiresOn.Equal(expires) {
-		t.Fatalf("completed record: state %s, expires %v", existing.State, existing.ExpiresOn)
-	}
-	if !reflect.DeepEqual(existing.Response, resp) {
-		t.Fatalf("stored response = %+v, want %+v", existing.Response, resp)
-	}
-
-	// An empty answer (204) comes back empty, not missing.
-	empty := idemRecord("store:a", "empty", "lock-e", idemEpoch)
-	mustReserve(t, st, empty)
-	if ok, err := st.Complete(ctx, empty.Scope, empty.Key, empty.Lock, &payment.IdempotentResponse{Status: 204}, expires); err != nil || !ok {
-		t.Fatalf("Complete(204) = %v, %v", ok, err)
-	}
-	existing, _ = mustReserve(t, st, idemRecord("store:a", "empty", "lock-e2", idemEpoch))
-	if existing.Response == nil || existing.Response.Status != 204 || len(existing.Response.Body) != 0 || existing.Response.Header != nil {
-		t.Fatalf("empty response = %+v", existing.Response)
-	}
-}
-
-func TestIdempotencyStoreReplaceAndRelease(t *testing.T) {
-	st, _ := openIdempotency(t)
-	ctx := t.Context()
-	rec := idemRecord("s", "k", "lock-1", idemEpoch)
-	mustReserve(t, st, rec)
-
-	next := idemRecord("s", "k", "lock-2", idemEpoch.Add(time.Minute))
-	next.Fingerprint = []byte("other")
-	if ok, err := st.Replace(ctx, "wrong", next); err != nil || ok {
-		t.Fatalf("Replace with a stale lock = %v, %v; want false", ok, err)
-	}
-	if ok, err := st.Replace(ctx, "lock-1", next); err != nil || !ok {
-		t.Fatalf("Replace = %v, %v; want true", ok, err)
-	}
-	existing, _ := mustReserve(t, st, idemRecord("s", "k", "lock-3", idemEpoch))
-	if !reflect.DeepEqual(existing, next) {
-		t.Fatalf("after Replace: %+v, want %+v", existing, next)
-	}
-
-	// The superseded holder can neither complete nor release.
-	if ok, err := st.Complete(ctx, "s", "k", "lock-1", &payment.IdempotentResponse{Status: 200}, idemEpoch); err != nil || ok {
-		t.Fatalf("Complete by the superseded holder = %v, %v", ok, err)
-	}
-	if err := st.Release(ctx, "s", "k", "lock-1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, reserved := mustReserve(t, st, idemRecord("s", "k", "lock-4", idemEpoch)); reserved {
-		t.Fatal("Release by the superseded holder deleted the record")
-	}
-	if err := st.Release(ctx, "s", "k", "lock-2"); err != nil {
-		t.Fatal(err)
-	}
-	if _, reserved := mustReserve(t, st, idemRecord("s", "k", "lock-5", idemEpoch)); !reserved {
-		t.Fatal("key not free after Release")
-	}
-}
-
-func TestIdempotencyStoreReserveIsAtomic(t *testing.T) {
-	st, _ := openIdempotency(t)
-	const n = 50
-	var wg sync.WaitGroup
-	results := make(chan bool, n)
-	for i := range n {
-		wg.Go(func() {
-			_, reserved, err := st.Reserve(context.Background(), idemRecord("s", "k", fmt.Sprint("lock-", i), idemEpoch))
-			if err != nil {
-				t.Error(err)
-			}
-			results <- reserved
-		})
-	}
-	wg.Wait()
-	close(results)
-	won := 0
-	for r := range results {
-		if r {
-			won++
-		}
-	}
-	if won != 1 {
-		t.Fatalf("%d of %d concurrent Reserves reserved; want exactly 1", won, n)
-	}
-}
-
-func TestIdempotencyStoreDeleteExpired(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
-	st := db
-	ctx := t.Context()
-	// More than one sweep batch expires (inserted in one statement, which
-	// is much faster than one commit each); a few do not.
-	const expired, live = 2100, 5
-	if err := db.Exec(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?)
-		INSERT INTO idempotency_keys (scope, idem_key, fingerprint, lock_id, state, created_on, locked_on, expires_on)
-		SELECT 's', 'k' || i, x'00', 'l', 'in_flight', ?, ?, ? FROM n`,
-		expired, idemEpoch.UnixMicro(), idemEpoch.UnixMicro(), idemEpoch.Add(24*time.Hour).UnixMicro()); err != nil {
-		t.Fatal(err)
-	}
-	for i := expired; i < expired+live; i++ {
-		rec := idemRecord("s", fmt.Sprint("k", i), "l", idemEpoch)
-		rec.ExpiresOn = idemEpoch.Add(48 * time.Hour)
-		mustReserve(t, st, rec)
-	}
-	n, err := st.DeleteExpired(ctx, idemEpoch.Add(24*time.Hour))
-	if err != nil || n != expired {
-		t.Fatalf("DeleteExpired = %d, %v; want %d", n, err, expired)
-	}
-	if n, err := st.DeleteExpired(ctx, idemEpoch.Add(24*time.Hour)); err != nil || n != 0 {
-		t.Fatalf("second DeleteExpired = %d, %v; want 0", n, err)
-	}
-	if _, reserved := mustReserve(t, st, idemRecord("s", "k0", "new", idemEpoch)); !reserved {
-		t.Fatal("expired key still present")
-	}
-	if _, reserved := mustReserve(t, st, idemRecord("s", fmt.Sprint("k", expired), "new", idemEpoch)); reserved {
-		t.Fatal("live key was deleted")
-	}
+// The store's own rules are the storage suite's (storagetest.RunIdempotency).
+func TestIdempotencyStore(t *testing.T) {
+	storagetest.RunIdempotency(t, func(t *testing.T) payment.IdempotencyStore {
+		return open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	})
 }
 
 // The rules of payment.Idempotency, on the real store.
