@@ -1,5 +1,5 @@
 // Package storagetest is the conformance suite every storage engine of
-// Kessai must pass (SQLite now, PostgreSQL later). An engine's own tests
+// Kessai must pass (SQLite and PostgreSQL). An engine's own tests
 // call Run with a function that opens an empty store:
 //
 //	func TestConformance(t *testing.T) {
@@ -30,7 +30,10 @@
 // order, and that rescheduling work keeps its attempts and claim; that
 // quotas are atomic under concurrency; that Update is all or nothing and
 // that View cannot write; that concurrent Updates stay transactions of their
-// own if the engine shares one COMMIT among them (group commit).
+// own if the engine shares one COMMIT among them (group commit); that the
+// rules decided inside an Update (the duplicate-charge rule, refunds within
+// the charge, read-modify-writes) hold when many Updates decide them at
+// once, as several processes on one database would.
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
 // tokens.go (transaction tokens), charges.go, operations.go (refunds and
@@ -40,7 +43,8 @@
 // payments, the charges that pay them, RescheduleWork), quotas.go and
 // transactions.go
 // (NOT_FOUND, duplicate ids, rollback, read-only views), concurrent.go
-// (concurrent Updates); compare.go holds
+// (concurrent Updates), concurrentrules.go (rules under concurrency),
+// idempotency.go (payment.IdempotencyStore, RunIdempotency); compare.go holds
 // the reflection helpers.
 package storagetest
 
@@ -113,6 +117,10 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 	t.Run("SubscriptionCharges", func(t *testing.T) { testSubscriptionCharges(t, open(t)) })
 	t.Run("RescheduleWork", func(t *testing.T) { testRescheduleWork(t, open(t)) })
 	t.Run("SubscriptionRollback", func(t *testing.T) { testSubscriptionRollback(t, open(t)) })
+
+	t.Run("ConcurrentDuplicateCharges", func(t *testing.T) { testConcurrentDuplicateCharges(t, open(t)) })
+	t.Run("ConcurrentRefunds", func(t *testing.T) { testConcurrentRefunds(t, open(t)) })
+	t.Run("ConcurrentReadModifyWrite", func(t *testing.T) { testConcurrentReadModifyWrite(t, open(t)) })
 }
 
 // base is a time with nanoseconds and a zone other than UTC: engines must

@@ -1,0 +1,217 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/kessai/kessai/server/payment"
+)
+
+// The rules package payment decides inside one Update, run by many Updates
+// at once, as several gateway processes on one database would: each must
+// come out as if the Updates had run one after another. An engine with one
+// writer passes them trivially; an engine with many connections must lock
+// what each rule reads (or abort and run fn again), and these are the
+// cases that tell. Every Update here may run its function more than once
+// (payment.Storage allows an engine to), so each assigns its result
+// afresh.
+
+// concurrently runs n functions at once, started together, and returns
+// their errors.
+func concurrently(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
+// testConcurrentDuplicateCharges: concurrent identical charges on one token,
+// each deciding the duplicate-charge rule (RecentCharge, then a charge that
+// is accepted or rejected as a duplicate), accept exactly one per token;
+// charges on another token are not held up by them.
+func testConcurrentDuplicateCharges(t *testing.T, s payment.Storage) {
+	const workers = 50
+	w := newTenants(t, s)
+	toks := []*payment.TransactionToken{newToken(w.st, 1), newToken(w.st, 2)}
+	createTokens(t, s, toks...)
+	since := at(0)
+	accepted := make([]bool, workers)
+	errs := concurrently(workers, func(i int) error {
+		tok := toks[i%len(toks)]
+		ctx := context.Background()
+		return s.Update(ctx, func(tx payment.Tx) error {
+			dup, err := tx.RecentCharge(ctx, tok.ID, 5000, "JPY", since)
+			if err != nil {
+				return err
+			}
+			ch := newCharge(tok, 10+i)
+			ch.RequestedAmount, ch.Currency, ch.Status, ch.Error = 5000, "JPY", payment.ChargePending, nil
+			if dup {
+				ch.Status, ch.Error = payment.ChargeFailed, payment.NewPaymentError(payment.ErrTooManyCharges, "duplicate")
+			}
+			accepted[i] = !dup
+			return tx.CreateCharge(ctx, ch)
+		})
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("charge %d: %v", i, err)
+		}
+	}
+	for k, tok := range toks {
+		n := 0
+		for i := k; i < workers; i += len(toks) {
+			if accepted[i] {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("token %d: %d of %d concurrent identical charges were accepted, want exactly 1", k, n, workers/len(toks))
+		}
+		var stored int
+		view(t, s, func(ctx context.Context, tx payment.Tx) error {
+			p, err := tx.ListCharges(ctx, payment.ChargeFilter{MerchantID: w.m.ID, TokenID: tok.ID},
+				payment.ListParams{Limit: payment.MaxLimit})
+			for _, ch := range p.Items {
+				if ch.Error == nil {
+					stored++
+				}
+			}
+			return err
+		})
+		if stored != 1 {
+			t.Errorf("token %d: %d accepted charges stored, want exactly 1", k, stored)
+		}
+	}
+}
+
+var errRefundRefused = errors.New("storagetest: refund exceeds the charge")
+
+// testConcurrentRefunds: concurrent refunds of one charge, each checking
+// RefundedAmount against the charged amount before CreateRefund, never
+// promise back more than was charged: exactly as many fit as would one
+// after another.
+func testConcurrentRefunds(t *testing.T, s payment.Storage) {
+	const workers, charged, each = 20, 1000, 300
+	w := newTenants(t, s)
+	tok := newToken(w.st, 1)
+	createTokens(t, s, tok)
+	ch := newCharge(tok, 2)
+	ch.ChargedAmount, ch.Status = int64p(charged), payment.ChargeSuccessful
+	createCharges(t, s, ch)
+	errs := concurrently(workers, func(i int) error {
+		ctx := context.Background()
+		return s.Update(ctx, func(tx payment.Tx) error {
+			refunded, err := tx.RefundedAmount(ctx, ch.ID)
+			if err != nil {
+				return err
+			}
+			if refunded+each > charged {
+				return errRefundRefused
+			}
+			r := newRefund(ch, 10+i)
+			r.Status, r.Amount, r.Error = payment.OperationPending, each, nil
+			return tx.CreateRefund(ctx, r)
+		})
+	})
+	made := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			made++
+		case !errors.Is(err, errRefundRefused):
+			t.Errorf("refund %d: %v", i, err)
+		}
+	}
+	if want := charged / each; made != want {
+		t.Errorf("%d of %d concurrent refunds of %d on a charge of %d were made, want %d", made, workers, each, charged, want)
+	}
+	view(t, s, func(ctx context.Context, tx payment.Tx) error {
+		sum, err := tx.RefundedAmount(ctx, ch.ID)
+		if err == nil && sum != int64(made*each) {
+			t.Errorf("RefundedAmount = %d, want %d", sum, made*each)
+		}
+		return err
+	})
+}
+
+// testConcurrentReadModifyWrite: concurrent Updates that each read an
+// object, change it and write it back lose none of the changes, for each
+// kind of object package payment changes that way.
+func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
+	const workers = 20
+	w := newTenants(t, s)
+	tok := newToken(w.st, 1)
+	createTokens(t, s, tok)
+	ch := newCharge(tok, 2)
+	createCharges(t, s, ch)
+	r := newRefund(ch, 3)
+	createRefunds(t, s, r)
+	sub := newSubscription(tok, 4)
+	createSubscriptions(t, s, sub)
+	cases := []struct {
+		name      string
+		increment func(ctx context.Context, tx payment.Tx) error
+		read      func(t *testing.T) int64
+		before    int64
+	}{
+		{"Charge", func(ctx context.Context, tx payment.Tx) error {
+			c, err := tx.Charge(ctx, ch.ID)
+			if err != nil {
+				return err
+			}
+			c.CaptureAmount++
+			return tx.UpdateCharge(ctx, c)
+		}, func(t *testing.T) int64 { return readCharge(t, s, ch.ID).CaptureAmount }, ch.CaptureAmount},
+		{"Token", func(ctx context.Context, tx payment.Tx) error {
+			k, err := tx.Token(ctx, tok.ID)
+			if err != nil {
+				return err
+			}
+			k.Card.ExpYear++
+			return tx.UpdateToken(ctx, k)
+		}, func(t *testing.T) int64 { return int64(readToken(t, s, tok.ID).Card.ExpYear) }, int64(tok.Card.ExpYear)},
+		{"Refund", func(ctx context.Context, tx payment.Tx) error {
+			x, err := tx.Refund(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			x.Amount++
+			return tx.UpdateRefund(ctx, x)
+		}, func(t *testing.T) int64 { return readRefund(t, s, r.ID).Amount }, r.Amount},
+		{"Subscription", func(ctx context.Context, tx payment.Tx) error {
+			x, err := tx.Subscription(ctx, sub.ID)
+			if err != nil {
+				return err
+			}
+			x.PaymentsMade++
+			return tx.UpdateSubscription(ctx, x)
+		}, func(t *testing.T) int64 { return int64(readSubscription(t, s, sub.ID).PaymentsMade) }, int64(sub.PaymentsMade)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			errs := concurrently(workers, func(int) error {
+				ctx := context.Background()
+				return s.Update(ctx, func(tx payment.Tx) error { return c.increment(ctx, tx) })
+			})
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("update %d: %v", i, err)
+				}
+			}
+			if got, want := c.read(t), c.before+workers; got != want {
+				t.Errorf("after %d concurrent increments: %d, want %d (%d lost)", workers, got, want, want-got)
+			}
+		})
+	}
+}
