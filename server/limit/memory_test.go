@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -259,5 +261,74 @@ func TestMemoryManyBuckets(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMemoryMatchesDecide: under random traffic over thousands of keys, with
+// tables growing, shrinking and dropping full buckets all the while, every
+// answer is what Decide gives over a plain map that never forgets a bucket.
+func TestMemoryMatchesDecide(t *testing.T) {
+	rules := map[limit.Kind]limit.Rule{
+		limit.KindCharge: {Burst: 2, BurstRefillPerMinute: 600, PerMinute: 900},
+		limit.KindRoute:  {Burst: 3, BurstRefillPerMinute: 1200, PerMinute: 300},
+		limit.KindExact:  {Burst: 1, BurstRefillPerMinute: 6000, PerMinute: 6000},
+	}
+	type key struct {
+		kind limit.Kind
+		name string
+	}
+	for _, shards := range []int{1, limit.DefaultShards} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			c := limittest.NewClock()
+			l := limit.NewMemory(limit.MemoryConfig{Clock: c, Shards: shards})
+			states := make(map[key]limit.State)
+			var now int64 // microseconds, as Memory counts them
+			r := rand.New(rand.NewPCG(3, 4))
+			for step := range 60_000 {
+				advance := time.Duration(r.IntN(300)) * time.Microsecond
+				c.Advance(advance)
+				now += advance.Microseconds()
+				if step%5_000 == 0 {
+					l.Sweep()
+				}
+				// A few hot keys and a long tail, one to three buckets.
+				var buckets []limit.Bucket
+				for range 1 + r.IntN(3) {
+					k := key{limit.Kind(1 + r.IntN(3)), fmt.Sprint("k", r.IntN(1+r.IntN(4_000)))}
+					if !slices.ContainsFunc(buckets, func(b limit.Bucket) bool { return b.Kind == k.kind && b.Key == k.name }) {
+						buckets = append(buckets, limit.Bucket{Kind: k.kind, Key: k.name, Rule: rules[k.kind]})
+					}
+				}
+				var (
+					want      []limit.State
+					rulesUsed []limit.Rule
+				)
+				for _, b := range buckets {
+					s, ok := states[key{b.Kind, b.Key}]
+					if !ok {
+						s = limit.FullState(b.Rule, now)
+					}
+					want, rulesUsed = append(want, s), append(rulesUsed, b.Rule)
+				}
+				d := limit.Decide(now, rulesUsed, want)
+				if d.Admitted {
+					for i, b := range buckets {
+						states[key{b.Kind, b.Key}] = want[i]
+					}
+				}
+				res := admit(t, l, buckets...)
+				if res.Admitted != d.Admitted || res.RetryAfter != time.Duration(d.RetryAfter)*time.Microsecond {
+					t.Fatalf("step %d: admitted %v, retry after %v; Decide says %v, %v µs", step, res.Admitted, res.RetryAfter, d.Admitted, d.RetryAfter)
+				}
+				for i, got := range res.Buckets() {
+					if got.Remaining != want[i].Remaining() {
+						t.Fatalf("step %d: bucket %v %q has %d left, Decide says %d", step, buckets[i].Kind, buckets[i].Key, got.Remaining, want[i].Remaining())
+					}
+				}
+			}
+			if l.Keys() > len(states) {
+				t.Errorf("%d keys held, more than the %d ever used", l.Keys(), len(states))
+			}
+		})
 	}
 }
