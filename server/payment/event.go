@@ -95,6 +95,7 @@ func (e *eventingStorage) Update(ctx context.Context, fn func(Tx) error) error {
 	if err == nil && queued.Load() {
 		e.s.wakeWorker()
 		e.s.events.notify()
+		e.s.outbox.add(uuid.Nil, uuid.Nil, false, true)
 	}
 	if err == nil {
 		for _, id := range changed {

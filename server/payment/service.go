@@ -43,6 +43,10 @@ type Service struct {
 	events      eventBell
 	// webhookSender delivers webhooks; nil leaves deliveries queued.
 	webhookSender WebhookSender
+	// feed and outbox carry news to and from the other processes on the
+	// same database (both nil for one process alone).
+	feed   ChangeFeed
+	outbox *newsOutbox
 }
 
 // Config is what a Service needs besides its parts.
@@ -77,6 +81,9 @@ type Config struct {
 	EncodeEvent EventEncoder
 	// WebhookSender sends webhook deliveries.
 	WebhookSender WebhookSender
+	// ChangeFeed links the processes that share one database (see
+	// RunChangeFeed); nil for a process alone on its store.
+	ChangeFeed ChangeFeed
 }
 
 // NewService returns a Service over a storage engine.
@@ -112,6 +119,10 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		encodeEvent:   cfg.EncodeEvent,
 		webhookSender: cfg.WebhookSender,
 		auth:          authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
+	}
+	if cfg.ChangeFeed != nil {
+		s.feed, s.outbox = cfg.ChangeFeed, newNewsOutbox()
+		s.changes.outbox = s.outbox
 	}
 	s.storage = &eventingStorage{Storage: storage, s: s}
 	return s
@@ -304,8 +315,16 @@ func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*AppToken, 
 	return tok, nil
 }
 
-// forgetAppToken records a revocation made on this instance.
+// forgetAppToken records a revocation made on this instance, and tells
+// the other processes.
 func (s *Service) forgetAppToken(id uuid.UUID) {
+	s.markAppTokenRevoked(id)
+	s.outbox.add(uuid.Nil, id, false, false)
+}
+
+// markAppTokenRevoked makes this process refuse an app token at once,
+// rather than once its cache entry expires.
+func (s *Service) markAppTokenRevoked(id uuid.UUID) {
 	s.auth.mu.Lock()
 	s.auth.entries[id] = authEntry{fetched: s.clock.Now(), revoked: true}
 	s.auth.mu.Unlock()

@@ -236,6 +236,12 @@ func (s *Service) RunWorker(ctx context.Context, interval time.Duration, log *sl
 }
 
 func (s *Service) wakeWorker() {
+	s.wakeWorkerHere()
+	s.outbox.add(uuid.Nil, uuid.Nil, true, false)
+}
+
+// wakeWorkerHere wakes this process's worker only.
+func (s *Service) wakeWorkerHere() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -751,6 +757,9 @@ func operationOutcome(res ProcessorResult) (OperationStatus, *PaymentError) {
 type changeNotifier struct {
 	mu      sync.Mutex
 	waiters map[uuid.UUID][]chan struct{}
+	// outbox takes the news for the other processes (nil without a
+	// ChangeFeed).
+	outbox *newsOutbox
 }
 
 func (n *changeNotifier) subscribe(id uuid.UUID) (<-chan struct{}, func()) {
@@ -777,13 +786,34 @@ func (n *changeNotifier) subscribe(id uuid.UUID) (<-chan struct{}, func()) {
 	}
 }
 
+// notify wakes the long polls waiting on id, here and, through the
+// change feed, in the other processes.
 func (n *changeNotifier) notify(id uuid.UUID) {
+	n.notifyHere(id)
+	n.outbox.add(id, uuid.Nil, false, false)
+}
+
+// notifyHere wakes the long polls waiting on id in this process only.
+func (n *changeNotifier) notifyHere(id uuid.UUID) {
 	n.mu.Lock()
 	list := n.waiters[id]
 	delete(n.waiters, id)
 	n.mu.Unlock()
 	for _, c := range list {
 		close(c)
+	}
+}
+
+// notifyAll wakes every long poll of this process, to read again.
+func (n *changeNotifier) notifyAll() {
+	n.mu.Lock()
+	all := n.waiters
+	n.waiters = nil
+	n.mu.Unlock()
+	for _, list := range all {
+		for _, c := range list {
+			close(c)
+		}
 	}
 }
 
