@@ -18,12 +18,23 @@ import (
 // one key exactly one reserves, and DeleteExpired deletes exactly the
 // expired records, however many batches that takes. open must return a new,
 // empty store each time it is called and arrange (with t.Cleanup) for it to
-// be closed.
+// be closed. The areas run in parallel, each on a store of its own.
 func RunIdempotency(t *testing.T, open func(t *testing.T) payment.IdempotencyStore) {
-	t.Run("RoundTrip", func(t *testing.T) { testIdempotencyRoundTrip(t, open(t)) })
-	t.Run("ReplaceAndRelease", func(t *testing.T) { testIdempotencyReplaceAndRelease(t, open(t)) })
-	t.Run("ReserveIsAtomic", func(t *testing.T) { testIdempotencyReserveIsAtomic(t, open(t)) })
-	t.Run("DeleteExpired", func(t *testing.T) { testIdempotencyDeleteExpired(t, open(t)) })
+	areas := []struct {
+		name string
+		test func(*testing.T, payment.IdempotencyStore)
+	}{
+		{"RoundTrip", testIdempotencyRoundTrip},
+		{"ReplaceAndRelease", testIdempotencyReplaceAndRelease},
+		{"ReserveIsAtomic", testIdempotencyReserveIsAtomic},
+		{"DeleteExpired", testIdempotencyDeleteExpired},
+	}
+	for _, a := range areas {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			a.test(t, open(t))
+		})
+	}
 }
 
 // idemEpoch is a time in UTC to the microsecond: records must come back

@@ -63,64 +63,74 @@ import (
 
 // Run runs the conformance suite. open must return a new, empty storage
 // each time it is called and arrange (with t.Cleanup) for it to be closed.
+// The areas run in parallel, each on a storage of its own.
 func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
-	t.Run("Merchants", func(t *testing.T) { testMerchants(t, open(t)) })
-	t.Run("Users", func(t *testing.T) { testUsers(t, open(t)) })
-	t.Run("Stores", func(t *testing.T) { testStores(t, open(t)) })
-	t.Run("AppTokens", func(t *testing.T) { testAppTokens(t, open(t)) })
-	t.Run("NotFound", func(t *testing.T) { testNotFound(t, open(t)) })
-	t.Run("DuplicateIDs", func(t *testing.T) { testDuplicateIDs(t, open(t)) })
-	t.Run("ListStores", func(t *testing.T) { testListStores(t, open(t)) })
-	t.Run("ListAppTokens", func(t *testing.T) { testListAppTokens(t, open(t)) })
-	t.Run("ActiveDomains", func(t *testing.T) { testActiveDomains(t, open(t)) })
-	t.Run("Quota", func(t *testing.T) { testQuota(t, open(t)) })
-	t.Run("QuotaConcurrent", func(t *testing.T) { testQuotaConcurrent(t, open(t)) })
-	t.Run("UpdateRollsBack", func(t *testing.T) { testUpdateRollsBack(t, open(t)) })
-	t.Run("ConcurrentUpdates", func(t *testing.T) { testConcurrentUpdates(t, open(t)) })
-	t.Run("ViewCannotWrite", func(t *testing.T) { testViewCannotWrite(t, open(t)) })
-
-	t.Run("Tokens", func(t *testing.T) { testTokens(t, open(t)) })
-	t.Run("TokenShapes", func(t *testing.T) { testTokenShapes(t, open(t)) })
-	t.Run("ListTokens", func(t *testing.T) { testListTokens(t, open(t)) })
-	t.Run("Charges", func(t *testing.T) { testCharges(t, open(t)) })
-	t.Run("ListCharges", func(t *testing.T) { testListCharges(t, open(t)) })
-	t.Run("RecentCharge", func(t *testing.T) { testRecentCharge(t, open(t)) })
-	t.Run("Refunds", func(t *testing.T) { testRefunds(t, open(t)) })
-	t.Run("ListRefunds", func(t *testing.T) { testListRefunds(t, open(t)) })
-	t.Run("RefundedAmount", func(t *testing.T) { testRefundedAmount(t, open(t)) })
-	t.Run("Cancels", func(t *testing.T) { testCancels(t, open(t)) })
-	t.Run("ListCancels", func(t *testing.T) { testListCancels(t, open(t)) })
-	t.Run("PendingCancelFor", func(t *testing.T) { testPendingCancelFor(t, open(t)) })
-	t.Run("Ledger", func(t *testing.T) { testLedger(t, open(t)) })
-	t.Run("ListLedger", func(t *testing.T) { testListLedger(t, open(t)) })
-	t.Run("WorkQueue", func(t *testing.T) { testWorkQueue(t, open(t)) })
-	t.Run("ClaimWork", func(t *testing.T) { testClaimWork(t, open(t)) })
-	t.Run("WorkLeaseExpiry", func(t *testing.T) { testWorkLeaseExpiry(t, open(t)) })
-	t.Run("WorkAttempts", func(t *testing.T) { testWorkAttempts(t, open(t)) })
-	t.Run("WorkConcurrentClaims", func(t *testing.T) { testWorkConcurrentClaims(t, open(t)) })
-	t.Run("WorkRollback", func(t *testing.T) { testWorkRollback(t, open(t)) })
-	t.Run("Approvals", func(t *testing.T) { testApprovals(t, open(t)) })
-	t.Run("ApprovalFor", func(t *testing.T) { testApprovalFor(t, open(t)) })
-	t.Run("ApprovalRollback", func(t *testing.T) { testApprovalRollback(t, open(t)) })
-	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open(t)) })
-	t.Run("ListWebhooks", func(t *testing.T) { testListWebhooks(t, open(t)) })
-	t.Run("WebhookURLTaken", func(t *testing.T) { testWebhookURLTaken(t, open(t)) })
-	t.Run("ActiveWebhooks", func(t *testing.T) { testActiveWebhooks(t, open(t)) })
-	t.Run("Events", func(t *testing.T) { testEvents(t, open(t)) })
-	t.Run("ListEvents", func(t *testing.T) { testListEvents(t, open(t)) })
-	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open(t)) })
-	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, open(t)) })
-	t.Run("WebhookRollback", func(t *testing.T) { testWebhookRollback(t, open(t)) })
-	t.Run("Subscriptions", func(t *testing.T) { testSubscriptions(t, open(t)) })
-	t.Run("ListSubscriptions", func(t *testing.T) { testListSubscriptions(t, open(t)) })
-	t.Run("ListScheduledPayments", func(t *testing.T) { testListScheduledPayments(t, open(t)) })
-	t.Run("SubscriptionCharges", func(t *testing.T) { testSubscriptionCharges(t, open(t)) })
-	t.Run("RescheduleWork", func(t *testing.T) { testRescheduleWork(t, open(t)) })
-	t.Run("SubscriptionRollback", func(t *testing.T) { testSubscriptionRollback(t, open(t)) })
-
-	t.Run("ConcurrentDuplicateCharges", func(t *testing.T) { testConcurrentDuplicateCharges(t, open(t)) })
-	t.Run("ConcurrentRefunds", func(t *testing.T) { testConcurrentRefunds(t, open(t)) })
-	t.Run("ConcurrentReadModifyWrite", func(t *testing.T) { testConcurrentReadModifyWrite(t, open(t)) })
+	areas := []struct {
+		name string
+		test func(*testing.T, payment.Storage)
+	}{
+		{"Merchants", testMerchants},
+		{"Users", testUsers},
+		{"Stores", testStores},
+		{"AppTokens", testAppTokens},
+		{"NotFound", testNotFound},
+		{"DuplicateIDs", testDuplicateIDs},
+		{"ListStores", testListStores},
+		{"ListAppTokens", testListAppTokens},
+		{"ActiveDomains", testActiveDomains},
+		{"Quota", testQuota},
+		{"QuotaConcurrent", testQuotaConcurrent},
+		{"UpdateRollsBack", testUpdateRollsBack},
+		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"ViewCannotWrite", testViewCannotWrite},
+		{"Tokens", testTokens},
+		{"TokenShapes", testTokenShapes},
+		{"ListTokens", testListTokens},
+		{"Charges", testCharges},
+		{"ListCharges", testListCharges},
+		{"RecentCharge", testRecentCharge},
+		{"Refunds", testRefunds},
+		{"ListRefunds", testListRefunds},
+		{"RefundedAmount", testRefundedAmount},
+		{"Cancels", testCancels},
+		{"ListCancels", testListCancels},
+		{"PendingCancelFor", testPendingCancelFor},
+		{"Ledger", testLedger},
+		{"ListLedger", testListLedger},
+		{"WorkQueue", testWorkQueue},
+		{"ClaimWork", testClaimWork},
+		{"WorkLeaseExpiry", testWorkLeaseExpiry},
+		{"WorkAttempts", testWorkAttempts},
+		{"WorkConcurrentClaims", testWorkConcurrentClaims},
+		{"WorkRollback", testWorkRollback},
+		{"Approvals", testApprovals},
+		{"ApprovalFor", testApprovalFor},
+		{"ApprovalRollback", testApprovalRollback},
+		{"Webhooks", testWebhooks},
+		{"ListWebhooks", testListWebhooks},
+		{"WebhookURLTaken", testWebhookURLTaken},
+		{"ActiveWebhooks", testActiveWebhooks},
+		{"Events", testEvents},
+		{"ListEvents", testListEvents},
+		{"Deliveries", testDeliveries},
+		{"ListDeliveries", testListDeliveries},
+		{"WebhookRollback", testWebhookRollback},
+		{"Subscriptions", testSubscriptions},
+		{"ListSubscriptions", testListSubscriptions},
+		{"ListScheduledPayments", testListScheduledPayments},
+		{"SubscriptionCharges", testSubscriptionCharges},
+		{"RescheduleWork", testRescheduleWork},
+		{"SubscriptionRollback", testSubscriptionRollback},
+		{"ConcurrentDuplicateCharges", testConcurrentDuplicateCharges},
+		{"ConcurrentRefunds", testConcurrentRefunds},
+		{"ConcurrentReadModifyWrite", testConcurrentReadModifyWrite},
+	}
+	for _, a := range areas {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			a.test(t, open(t))
+		})
+	}
 }
 
 // base is a time with nanoseconds and a zone other than UTC: engines must
