@@ -255,10 +255,16 @@ func (s *Server) withRateLimits(next http.Handler) http.Handler {
 			w.Header().Set("Retry-After", "1")
 			s.writeError(w, r, payment.Errorf(payment.CodeServiceUnavailable, "rate limiter at capacity"))
 			return
-		case err != nil:
-			s.log.LogAttrs(r.Context(), slog.LevelError, "rate limiter",
-				slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+		case err != nil && clientGone(r, err):
 			s.writeError(w, r, err)
+			return
+		case err != nil:
+			// The limiter could not decide (a shared store unreachable or
+			// too slow): refuse rather than admit a request nobody counts.
+			s.log.LogAttrs(r.Context(), slog.LevelError, "rate limiter unavailable",
+				slog.String("request_id", requestID(r.Context())), slog.String("error", err.Error()))
+			w.Header().Set("Retry-After", "1")
+			s.writeError(w, r, payment.Errorf(payment.CodeServiceUnavailable, "rate limiter unavailable"))
 			return
 		case !res.Admitted:
 			w.Header().Set("Retry-After", retryAfterSeconds(res.RetryAfter))
