@@ -393,7 +393,8 @@ func (s *Service) visibleCharge(ctx context.Context, tx Tx, c *Caller, storeID, 
 func (s *Service) Charge(ctx context.Context, c *Caller, storeID, id uuid.UUID, wait time.Duration) (*Charge, error) {
 	var ch *Charge
 	read := func() error {
-		return s.storage.View(ctx, func(tx Tx) error {
+		// visibleCharge is one read: the charge's row decides who sees it.
+		return s.viewOne(ctx, func(tx Tx) error {
 			var err error
 			ch, err = s.visibleCharge(ctx, tx, c, storeID, id)
 			return err

@@ -162,7 +162,8 @@ func TestCorruptIDIsAnError(t *testing.T) {
 		{"payment's id in a list", "scheduled_payments", "id", "", payments},
 	}
 	for _, tc := range cases {
-		for _, corrupt := range []string{"not-a-uuid", "{" + payment.NewID().String() + "}", "00000000-0000-0000-0000-00000000000g"} {
+		for _, corrupt := range []string{"not-a-uuid", "{" + payment.NewID().String() + "}", "00000000-0000-0000-0000-00000000000g",
+			strings.ToUpper(payment.NewID().String())} {
 			t.Run(tc.name+"/"+corrupt, func(t *testing.T) {
 				f := newIntegrityFixture(t)
 				f.exec(t, `UPDATE `+tc.table+` SET `+tc.column+` = ?`, corrupt)

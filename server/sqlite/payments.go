@@ -56,6 +56,11 @@ func metadataJSON(m payment.Metadata) (string, error) {
 // parseMetadata keeps numbers as json.Number so that big integers survive
 // the round trip.
 func parseMetadata(s string) (payment.Metadata, error) {
+	if s == "{}" {
+		// What metadataJSON writes for none: most rows, read without a
+		// decoder (eleven allocations of a charge's read).
+		return payment.Metadata{}, nil
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var m payment.Metadata
@@ -299,7 +304,7 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	if ch.Error, err = parseError(perr); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(threeDS), &ch.ThreeDS); err != nil {
+	if err := unmarshalUnlessEmpty(threeDS, &ch.ThreeDS); err != nil {
 		return nil, err
 	}
 	ids := idColumns{table: "charges"}

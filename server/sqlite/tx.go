@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func (c *idColumns) parse(column, s string) uuid.UUID {
 		return uuid.Nil
 	}
 	id, err := uuid.Parse(s)
-	if err == nil && id.String() != s {
+	if err == nil && !canonicalID(id, s) {
 		err = errors.New("not in the canonical form")
 	}
 	if err != nil {
@@ -96,6 +97,33 @@ func (c *idColumns) parse(column, s string) uuid.UUID {
 		return uuid.Nil
 	}
 	return id
+}
+
+// canonicalID reports whether s is id as idString writes it (lower-case
+// hex with dashes, what uuid.UUID.String gives), without allocating its
+// string: a charge's read parses six ids.
+func canonicalID(id uuid.UUID, s string) bool {
+	var b [36]byte
+	hex.Encode(b[:8], id[:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], id[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], id[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], id[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], id[10:])
+	return string(b[:]) == s
+}
+
+// unmarshalUnlessEmpty decodes a JSON object column into v, which is left
+// as it is when the column holds {} (what a zero struct with omitempty
+// fields marshals to): most rows, read without reflection.
+func unmarshalUnlessEmpty(s string, v any) error {
+	if s == "{}" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
 }
 
 // notFound turns sql.ErrNoRows into the domain's NOT_FOUND.
