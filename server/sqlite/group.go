@@ -81,8 +81,6 @@ type group struct {
 	// done is closed once the group is settled; err is then its outcome.
 	done chan struct{}
 	err  error
-	// stmts are the statements prepared in tx, by their text.
-	stmts map[string]*sql.Stmt
 }
 
 func newGroupWriter(pool *sql.DB) *groupWriter {
@@ -100,20 +98,13 @@ type querier interface {
 
 // uncancelled runs a member's statements without letting its context
 // interrupt them (see Cancellation above); its values still reach the
-// driver. The statements of ExecContext and QueryRowContext are prepared
-// once per group and kept until its end: the driver would otherwise parse
-// and plan every statement's text again, on the connection every write
-// waits for. QueryContext's are not kept (a statement must not run again
-// while its rows are still being read).
+// driver. The write connection keeps the statements prepared across
+// groups (writestmt.go).
 type uncancelled struct{ g *group }
 
 func (u uncancelled) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = context.WithoutCancel(ctx)
-	st, err := u.g.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
+	return u.g.tx.ExecContext(ctx, query, args...)
 }
 
 func (u uncancelled) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -121,29 +112,7 @@ func (u uncancelled) QueryContext(ctx context.Context, query string, args ...any
 }
 
 func (u uncancelled) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	ctx = context.WithoutCancel(ctx)
-	st, err := u.g.stmt(ctx, query)
-	if err != nil {
-		return u.g.tx.QueryRowContext(ctx, query, args...) // the same error, in a Row
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-// stmt is the group's statement of query, prepared on first use; the
-// transaction closes it when it ends.
-func (g *group) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := g.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := g.tx.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if g.stmts == nil {
-		g.stmts = map[string]*sql.Stmt{}
-	}
-	g.stmts[query] = st
-	return st, nil
+	return u.g.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }
 
 // errGroupLost is a member's error when its group's transaction was lost

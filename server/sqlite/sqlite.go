@@ -64,7 +64,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// The path goes into a URI, where "#", "?" and "%" mean something: a
 	// data directory named "shop #1" must not open "shop ".
 	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: pragmas.Encode()}).String()
-	write, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	// Its transactions begin IMMEDIATE (writestmt.go). Each member of a
+	// group runs in a savepoint, which copies every page it changes first
+	// into a sub-journal: in memory, not a temporary file written with a
+	// system call a page.
+	write, err := openWritePool(base + "&_pragma=temp_store(MEMORY)")
 	if err != nil {
 		return nil, err
 	}
