@@ -100,6 +100,11 @@ type Storage interface {
 	//     Update in it fails, those whose fn returned an error included
 	//     (their error may rest on the others' writes);
 	//   - fn is not started once ctx is done.
+	// An engine may run fn more than once, each time in a new transaction,
+	// when the database aborts one as a conflict with another (PostgreSQL's
+	// serialization failures and deadlocks): fn must assign what it
+	// reports afresh on each run and act outside the transaction only
+	// after Update returns, as every Update of this package does.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(Tx) error) error
