@@ -92,13 +92,22 @@ var (
 const maxAttempts = 200
 
 // Open connects to the database at url (a postgres:// URL or key=value
-// string as pgx reads it; parameters pgx does not know, such as
+// string as pgx reads it: pool_max_conns sizes the pool, by default the
+// larger of 4 and the number of CPUs; parameters pgx does not know, such as
 // search_path, are set on every connection) and applies any migration it
-// has not seen.
+// has not seen. synchronous_commit is on unless url sets it: an Update is
+// acknowledged only once its COMMIT is durable, whatever the server's
+// default.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	}
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		// The suite and the domain compare times in UTC; pgx would give

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -17,16 +18,23 @@ import (
 	"github.com/kessai/kessai/server/storagetest"
 )
 
-// TestMain runs 8 parallel tests at once unless -parallel says otherwise:
-// the suite's areas mostly wait on the server (each migrates a schema of
-// its own), not on this process's CPUs, which is what -parallel's default
-// counts.
+// TestMain fails at once, with one message saying how to start it, when
+// the test database cannot be reached, and runs 8 parallel tests at once
+// unless -parallel says otherwise: the suite's areas mostly wait on the
+// server (each migrates a schema of its own), not on this process's CPUs,
+// which is what -parallel's default counts.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
 		flag.Set("test.parallel", "8")
+	}
+	// Without the database every test would fail alike: say it once.
+	if err := postgrestest.Reachable(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		fmt.Println("FAIL")
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -72,6 +73,26 @@ func Open(t testing.TB) *postgres.DB {
 	return db
 }
 
+// Reachable reports, with what to do about it, why the test database
+// cannot be used; nil when it can. A package's TestMain may call it to fail
+// once, with one message, rather than in every test.
+func Reachable() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, URL())
+	if err != nil {
+		return unreachable(URL(), err)
+	}
+	return conn.Close(ctx)
+}
+
+func unreachable(dbURL string, err error) error {
+	return fmt.Errorf("postgrestest: cannot reach the test database %s: %w\n"+
+		"Start PostgreSQL with scripts/ensure-deps, or: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start\n"+
+		"(it needs trust authentication for postgres on 127.0.0.1 and a database named test; %s overrides the URL)",
+		redact(dbURL), err, EnvURL)
+}
+
 // admin runs one statement on a connection of its own.
 func admin(t testing.TB, dbURL, stmt string) {
 	t.Helper()
@@ -79,10 +100,7 @@ func admin(t testing.TB, dbURL, stmt string) {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
-		t.Fatalf("postgrestest: cannot reach the test database %s: %v\n"+
-			"Start PostgreSQL with scripts/ensure-deps, or: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start\n"+
-			"(it needs trust authentication for postgres on 127.0.0.1 and a database named test; %s overrides the URL)",
-			redact(dbURL), err, EnvURL)
+		t.Fatal(unreachable(dbURL, err))
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, stmt); err != nil {
