@@ -44,10 +44,10 @@ import (
 const (
 	DefaultPrefix = "kessai:rl:"
 	// DefaultTimeout is long enough for a Redis on the same network under
-	// load (a decision takes well under a millisecond there) and short
-	// enough that a hung Redis turns into quick 503s rather than requests
-	// piling up behind it.
-	DefaultTimeout = 150 * time.Millisecond
+	// load (a decision takes well under a millisecond there, but the wait
+	// for a pooled connection counts too) and short enough that a hung
+	// Redis turns into quick 503s rather than requests piling up behind it.
+	DefaultTimeout = 250 * time.Millisecond
 )
 
 // openTimeout bounds Open's ping when its context has no earlier deadline.

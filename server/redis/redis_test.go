@@ -92,12 +92,20 @@ func newTestLimiter(tb testing.TB, cfg Config) *Limiter {
 	if cfg.Prefix == "" {
 		cfg.Prefix = testPrefix(tb)
 	}
+	if cfg.Timeout == 0 {
+		// The deadline is TestHungRedis's subject; elsewhere a loaded
+		// machine (50 concurrent calls in V10) must not fail a test by it.
+		cfg.Timeout = testTimeout
+	}
 	l, err := NewLimiter(testClient, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return l
 }
+
+// testTimeout is the per-call deadline of the tests' limiters.
+const testTimeout = 10 * time.Second
 
 // fakeClockConfig reads clock and keeps keys a minute past their bucket's
 // refill, since the fake clock stands still while real time runs.
@@ -116,7 +124,7 @@ func TestConformance(t *testing.T) {
 func TestShared(t *testing.T) {
 	limittest.RunShared(t, func(t *testing.T, clock *limittest.Clock) (limit.Limiter, limit.Limiter) {
 		cfg := fakeClockConfig(clock)
-		cfg.Prefix = testPrefix(t)
+		cfg.Prefix, cfg.Timeout = testPrefix(t), testTimeout
 		other, err := Open(t.Context(), testURL())
 		if err != nil {
 			t.Fatal(err)
