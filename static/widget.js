@@ -1,7 +1,8 @@
 /* Kessai widget frame script (runs inside the frame, on the gateway's
  * origin). It speaks the loader protocol, calls the API on its own origin,
- * and formats/validates the card fields in plain JavaScript until the Go
- * WebAssembly (wasm/widget) is ready and takes the fields over.
+ * and formats/validates the card fields by the card rules of the Go
+ * WebAssembly (wasm/widget) once it is ready, and by their plain-JavaScript
+ * port (static/cardrules.js) until then or when it cannot run.
  *
  * Protocol: every message is {source: "kessai-checkout", v: 1, type,
  * instance, ...}, posted to the embedding page's origin only (never "*"),
@@ -102,10 +103,6 @@
   (cfg.wallets || []).forEach(function (w) { WALLETS[w.brand] = w.name; });
   function fill(text, name) { return String(text || "").replace("%s", name); }
 
-  function wasm() {
-    return root.getAttribute("data-wasm") === "ready" && window.kessaiWasm ? window.kessaiWasm : null;
-  }
-
   // ---- field helpers -------------------------------------------------
   function wrapOf(el) { return el.closest(".kw-field"); }
   function errOf(el) { return d.getElementById(el.id + "-err"); }
@@ -131,11 +128,12 @@
     }).replace(/\D/g, "");
   }
 
-  // ---- the fallback, until the WebAssembly runs or when it cannot ------
-  // The card rules are static/cardrules.js, a port of the Go package the
-  // WebAssembly uses (wasm/card), held to the same vectors; what follows
-  // binds them to the fields as wasm/widget does, so that the shopper sees
-  // the same formatting, brand, focus moves and messages either way.
+  // ---- the card fields ------------------------------------------------
+  // C is the card rules the fields follow: the Go WebAssembly's (wasm/card
+  // and wasm/widget/field, wasmRules below) once it is ready, until then or
+  // without it static/cardrules.js, their port held to the same vectors.
+  // The two answer alike, so the shopper sees the same formatting, brand,
+  // focus moves and messages either way; null when neither has arrived.
   var C = window.KessaiCard || null;
   var brand = "unknown", numberDigits = 0;
   var brandImg = d.getElementById("kw-brand");
@@ -241,20 +239,29 @@
     if (full && state === "" && typing(e) && F.name.value === "") { F.name.focus(); }
   }
 
-  function bindFallback() {
-    var fallback = function (fn) { return function (e) { if (!wasm()) { fn(e); } }; };
-    F.number.addEventListener("input", fallback(numberInput));
-    F.exp.addEventListener("input", fallback(expInput));
-    F.cvc.addEventListener("input", fallback(cvcInput));
-    F.name.addEventListener("input", fallback(function () { if (isInvalid(F.name)) { cardCheck(F.name, false); } }));
+  function bindFields() {
+    F.number.addEventListener("input", numberInput);
+    F.exp.addEventListener("input", expInput);
+    F.cvc.addEventListener("input", cvcInput);
+    F.name.addEventListener("input", function () { if (isInvalid(F.name)) { cardCheck(F.name, false); } });
     [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
-      el.addEventListener("blur", fallback(function () { cardCheck(el, false); }));
+      el.addEventListener("blur", function () { cardCheck(el, false); });
     });
-    // What was typed before this script ran, formatted as from now on.
+  }
+  // useRules makes R the fields' rules (binding the fields the first time)
+  // and formats what was typed before as from now on. judge also judges
+  // again the fields already in error, by R.
+  var bound = false;
+  function useRules(R, judge) {
+    C = R;
+    if (!bound) { bound = true; bindFields(); }
     if (F.number.value) { F.number.value = C.format(C.clamp(F.number.value)); }
     numberDigits = C.digits(F.number.value).length;
     if (F.exp.value) { F.exp.value = C.formatExpiry(F.exp.value, true); }
     setBrand(C.detectBrand(F.number.value));
+    if (judge) {
+      [F.number, F.exp, F.cvc, F.name].forEach(function (el) { if (isInvalid(el)) { cardCheck(el, false); } });
+    }
   }
 
   // Only the e-mail is checked here whatever runs: the card rules only know cards.
@@ -282,20 +289,12 @@
   // values to send, or null with the first bad field focused.
   function checkAll() {
     var ok = true, first = null, expMonth, expYear;
-    var w = wasm();
-    if (!w && !C) { showAlert(M.network); return null; } // neither the WebAssembly nor the card rules arrived
-    if (w) {
-      var r = w.check();
-      ok = !!r.ok;
-      if (!ok) { first = d.getElementById(r.first); }
-      expMonth = r.expMonth; expYear = r.expYear;
-    } else {
-      [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
-        if (!cardCheck(el, true)) { if (ok) { first = el; } ok = false; }
-      });
-      var exp = C.parseExpiry(F.exp.value);
-      if (exp) { expMonth = exp.month; expYear = C.normalizeYear(exp.year); }
-    }
+    if (!C) { showAlert(M.network); return null; } // neither the WebAssembly nor the card rules arrived
+    [F.number, F.exp, F.cvc, F.name].forEach(function (el) {
+      if (!cardCheck(el, true)) { if (ok) { first = el; } ok = false; }
+    });
+    var exp = C.parseExpiry(F.exp.value);
+    if (exp) { expMonth = exp.month; expYear = C.normalizeYear(exp.year); }
     if (F.email && !fallbackCheck(F.email, true)) {
       if (ok || (first && first.compareDocumentPosition(F.email) & Node.DOCUMENT_POSITION_PRECEDING)) { first = F.email; }
       ok = false;
@@ -466,7 +465,7 @@
       if (walletBtns[0]) { walletBtns[0].focus(); }
       return;
     }
-    if (!wasm() && !C) {
+    if (!C) {
       var failed = apiFailure({ network: true });
       if (requestId) { failed.requestId = requestId; }
       post("error", failed);
@@ -821,7 +820,62 @@
   // ---- the WebAssembly -----------------------------------------------
   // data-wasm="failed" on <html> says that it will not run (not built, not
   // supported, or it did not load): the plain JavaScript keeps the fields.
+  // data-wasm="ready" and window.kessaiWasm (its rules) say that the fields
+  // follow it, and the "kessai:wasm-ready" event tells the same.
   function wasmFailed() { root.setAttribute("data-wasm", "failed"); }
+
+  // wasmRules is the WebAssembly's card rules, as KessaiCard's functions.
+  // Its exports take strings in the module's memory (wasm/widget/main.go):
+  // the arguments, as UTF-8, one after the other in the exchange buffer,
+  // passed as their lengths; a string result comes back at the start of
+  // the buffer, its length returned. The buffer and the memory may move
+  // with every call, so both are looked up again each time.
+  function wasmRules(x) {
+    var enc = new TextEncoder(), dec = new TextDecoder();
+    function put(a, b) {
+      var ea = enc.encode(a), eb = enc.encode(b || "");
+      var p = x.buffer(ea.length + eb.length), m = new Uint8Array(x.mem.buffer);
+      m.set(ea, p);
+      m.set(eb, p + ea.length);
+      return [ea.length, eb.length];
+    }
+    function str(n) { var p = x.buffer(0); return dec.decode(new Uint8Array(x.mem.buffer, p, n)); }
+    function text(f) { return function (a) { return str(f(put(a)[0])); }; }
+    function count(f) { return function (a, k) { return f(put(a)[0], k); }; }
+    function texts(f) { return function (a, b) { var n = put(a, b); return str(f(n[0], n[1])); }; }
+    var names = str(x.names()).split(" ");
+    return {
+      states: { REQUIRED: names[0], INVALID_CVV: names[1] },
+      amex: names[2],
+      unknown: names[3],
+      genericMessageKey: names[4],
+      digits: text(x.digits),
+      clamp: text(x.clamp),
+      format: text(x.format),
+      detectBrand: text(x.detectBrand),
+      numberState: text(x.numberState),
+      cardholderState: text(x.cardholderState),
+      formatCaret: count(x.formatCaret),
+      digitIndex: count(x.digitIndex),
+      caretAfterDigits: count(x.caretAfterDigits),
+      maxLength: count(x.maxLength),
+      cvvLength: count(x.cvvLength),
+      cvvMax: count(x.cvvMax),
+      known: function (b) { return !!x.known(put(b)[0]); },
+      autoAdvance: function (b, n) { return !!x.autoAdvance(put(b)[0], n); },
+      cvvState: texts(x.cvvState),
+      messageKey: texts(x.messageKey),
+      expiryState: function (v, now) {
+        return str(x.expiryState(put(v)[0], now.getFullYear(), now.getMonth() + 1, now.getDate()));
+      },
+      formatExpiry: function (v, deleting) { return str(x.formatExpiry(put(v)[0], deleting ? 1 : 0)); },
+      parseExpiry: function (v) { // year×100 + month, 0 when it does not parse
+        var ym = x.parseExpiry(put(v)[0]);
+        return ym ? { month: ym % 100, year: (ym - ym % 100) / 100 } : null;
+      },
+      normalizeYear: function (y) { return x.normalizeYear(y); }
+    };
+  }
   function loadWasm() {
     if (!cfg.wasm || !cfg.wasmExec || typeof WebAssembly !== "object") { wasmFailed(); return; }
     var s = d.createElement("script");
@@ -835,7 +889,15 @@
         : fetch(cfg.wasm).then(function (r) { return r.arrayBuffer(); }).then(function (b) {
           return WebAssembly.instantiate(b, go.importObject);
         });
-      p.then(function (r) { go.run(r.instance); }).catch(wasmFailed); // the plain JavaScript carries on
+      p.then(function (r) {
+        go.run(r.instance); // main waits at once; the exports answer from then on
+        if (go.exited) { throw new Error("the WebAssembly exited"); }
+        var R = wasmRules(r.instance.exports);
+        useRules(R, true);
+        window.kessaiWasm = R;
+        root.setAttribute("data-wasm", "ready");
+        d.dispatchEvent(new Event("kessai:wasm-ready"));
+      }).catch(wasmFailed); // the plain JavaScript carries on
     };
     d.head.appendChild(s);
   }
@@ -843,7 +905,7 @@
     if (window.performance && performance.mark) { performance.mark("kessai:wasm-ready"); }
   });
 
-  if (C) { bindFallback(); }
+  if (C) { useRules(C, false); }
   payBtn.disabled = false;
   for (var wb = 0; wb < walletBtns.length; wb++) { walletBtns[wb].disabled = false; }
   watchHeight();

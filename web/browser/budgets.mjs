@@ -11,8 +11,8 @@
 //            strict CSP: from inserting the loader's <script> tag to the
 //            loader running, to the frame's first (contentful) paint, to the
 //            frame's script being ready, and to the WebAssembly being ready
-//            (wasm/widget sets data-wasm="ready" and fires
-//            "kessai:wasm-ready"; static/widget.js marks it with
+//            (static/widget.js sets data-wasm="ready" and fires
+//            "kessai:wasm-ready" once wasm/widget runs, and marks it with
 //            performance.mark("kessai:wasm-ready")). Median of N runs on a
 //            cold cache (a new browser context each run) and on a warm one
 //            (the same context, page reloaded), and cold on an emulated
@@ -250,7 +250,7 @@ try {
   );
   console.log(
     "\ncold/warm: loopback, no network latency. slow 4G: Chromium's network emulation (1.6 Mbit/s, 150 ms RTT) for the widget's requests, cold cache." +
-      "\nThe fields work as plain HTML from first paint; the WebAssembly then takes over formatting and validation.\n",
+      "\nThe fields work as plain HTML from first paint; the WebAssembly's card rules then take over formatting and validation.\n",
   );
 } finally {
   await browser?.close().catch(() => {});

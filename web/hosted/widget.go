@@ -50,8 +50,9 @@ import (
 //
 // The page is complete as HTML: the fields show and take typing before any
 // script runs. static/widget.js then adds the protocol with the loader and
-// the API calls, and a fallback formatting and validation, until the Go
-// WebAssembly (wasm/widget) takes the fields over.
+// the API calls, and formats and validates the fields by the card rules of
+// the Go WebAssembly (wasm/widget) once it is ready, by their plain
+// JavaScript port (static/cardrules.js) until then.
 //
 // Payments the shopper approves elsewhere happen inside the frame too: a
 // card charge whose issuer asks for a 3-D Secure challenge shows the

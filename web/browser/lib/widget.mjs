@@ -17,7 +17,7 @@ export async function widgetFrame(page, gateway, { scope = "", timeout = 15_000 
 
 /**
  * Waits until the frame's script runs (the pay button is enabled) and the
- * WebAssembly has taken the fields over (data-wasm="ready" on <html>).
+ * fields follow the WebAssembly's card rules (data-wasm="ready" on <html>).
  */
 export async function waitWidgetReady(frame, { wasm = true, timeout = 15_000 } = {}) {
   await frame.waitForSelector("#kw-number", { timeout });
