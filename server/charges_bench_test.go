@@ -120,9 +120,9 @@ func BenchmarkCreateCharge(b *testing.B) {
 	g := newBenchGateway(b, 0)
 	benchMaxGroup(b, g)
 	b.ReportAllocs()
-	before := g.db.WriteStats()
+	before := g.sqlite().WriteStats()
 	_, accepted, elapsed := runCharges(b, g)
-	after := g.db.WriteStats()
+	after := g.sqlite().WriteStats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
 	b.ReportMetric(float64(b.N)/accepted.Seconds(), "accepted/s")
 	charges := float64(b.N + benchWarmUpCharges)
@@ -137,7 +137,7 @@ func benchMaxGroup(b *testing.B, g *benchGateway) {
 		if err != nil {
 			b.Fatalf("KESSAI_BENCH_MAX_GROUP: %v", err)
 		}
-		g.db.SetMaxGroup(n)
+		g.sqlite().SetMaxGroup(n)
 	}
 }
 
@@ -222,13 +222,13 @@ func waitDrained(b *testing.B, g *benchGateway) {
 func BenchmarkSQLiteCommit(b *testing.B) {
 	g := newBenchGateway(b, 0)
 	ctx := context.Background()
-	if err := g.db.Exec(ctx, `CREATE TABLE bench_commit (id INTEGER PRIMARY KEY, payload TEXT NOT NULL, created_on INTEGER NOT NULL)`); err != nil {
+	if err := g.sqlite().Exec(ctx, `CREATE TABLE bench_commit (id INTEGER PRIMARY KEY, payload TEXT NOT NULL, created_on INTEGER NOT NULL)`); err != nil {
 		b.Fatal(err)
 	}
 	payload := string(bytes.Repeat([]byte("x"), 200))
 	// Warm up the WAL past its first checkpoint, as for the charges.
 	for range benchWarmUpCommits {
-		if err := g.db.Exec(ctx, `INSERT INTO bench_commit (payload, created_on) VALUES (?, ?)`, payload, time.Now().UnixNano()); err != nil {
+		if err := g.sqlite().Exec(ctx, `INSERT INTO bench_commit (payload, created_on) VALUES (?, ?)`, payload, time.Now().UnixNano()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -236,7 +236,7 @@ func BenchmarkSQLiteCommit(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := g.db.Exec(ctx, `INSERT INTO bench_commit (payload, created_on) VALUES (?, ?)`, payload, time.Now().UnixNano()); err != nil {
+		if err := g.sqlite().Exec(ctx, `INSERT INTO bench_commit (payload, created_on) VALUES (?, ?)`, payload, time.Now().UnixNano()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type config struct {
 	PublicURL   string
 	DatabaseURL string
 	RedisURL    string
+	// RedisPrefix starts every key the gateway writes to Redis, so that
+	// deployments (or tests) can share one Redis without sharing limits.
+	RedisPrefix string
 	LogLevel    slog.Level
 	// SigningKey, when set, replaces the key generated into the data
 	// directory (several instances must share one).
@@ -78,7 +82,8 @@ func loadConfig(args []string) (config, error) {
 	fs.StringVar(&c.DataDir, "data-dir", env("KESSAI_DATA_DIR", "./data"), "data directory (KESSAI_DATA_DIR)")
 	fs.StringVar(&c.PublicURL, "public-url", env("KESSAI_PUBLIC_URL", ""), "external base URL of the gateway (KESSAI_PUBLIC_URL)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("KESSAI_DATABASE_URL", ""), "postgres:// URL to use PostgreSQL instead of SQLite (KESSAI_DATABASE_URL)")
-	fs.StringVar(&c.RedisURL, "redis-url", env("KESSAI_REDIS_URL", ""), "redis:// URL for shared limits (KESSAI_REDIS_URL)")
+	fs.StringVar(&c.RedisURL, "redis-url", env("KESSAI_REDIS_URL", ""), "redis:// URL for rate limits shared by every process (KESSAI_REDIS_URL)")
+	fs.StringVar(&c.RedisPrefix, "redis-prefix", env("KESSAI_REDIS_PREFIX", "kessai:"), "prefix of every Redis key, to share one Redis between deployments (KESSAI_REDIS_PREFIX)")
 	level := fs.String("log-level", env("KESSAI_LOG_LEVEL", "info"), "debug, info, warn or error (KESSAI_LOG_LEVEL)")
 	key := fs.String("signing-key", env("KESSAI_SIGNING_KEY", ""), "hex or base64 key of at least 32 bytes (KESSAI_SIGNING_KEY)")
 	cardKey := fs.String("card-key", env("KESSAI_CARD_KEY", ""), "hex or base64 AES-256 key sealing card data (KESSAI_CARD_KEY)")
@@ -188,13 +193,27 @@ func loadConfig(args []string) (config, error) {
 		}
 		c.RetiredCardKeys = append(c.RetiredCardKeys, k)
 	}
-	if c.DatabaseURL != "" {
-		return c, errors.New("KESSAI_DATABASE_URL: the PostgreSQL engine is not built yet; unset it to use the embedded SQLite store")
+	if err := checkURL("KESSAI_DATABASE_URL", c.DatabaseURL, "postgres", "postgresql"); err != nil {
+		return c, err
 	}
-	if c.RedisURL != "" {
-		return c, errors.New("KESSAI_REDIS_URL: the Redis limiter is not built yet; unset it to use the in-memory limiter")
+	if err := checkURL("KESSAI_REDIS_URL", c.RedisURL, "redis", "rediss", "unix"); err != nil {
+		return c, err
 	}
 	return c, nil
+}
+
+// checkURL refuses a URL of another scheme than those given (an unset one
+// is fine): a typo must not silently fall back to the embedded store. The
+// URL itself is never repeated: it may hold a password.
+func checkURL(name, raw string, schemes ...string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !slices.Contains(schemes, u.Scheme) {
+		return fmt.Errorf("%s must be a %s:// URL", name, strings.Join(schemes, ":// or "))
+	}
+	return nil
 }
 
 // numbers reads the numeric and duration settings. A variable that is set

@@ -39,7 +39,7 @@ func clearConfigEnv(t testing.TB) {
 	}
 	for _, name := range []string{"KESSAI_DATABASE_URL", "KESSAI_REDIS_URL", "KESSAI_TRUSTED_PROXIES",
 		"KESSAI_SIGNING_KEY", "KESSAI_CARD_KEY", "KESSAI_RETIRED_CARD_KEYS", "KESSAI_PUBLIC_URL",
-		"KESSAI_WEBHOOK_ALLOW_PRIVATE", "KESSAI_PPROF_ADDR"} {
+		"KESSAI_WEBHOOK_ALLOW_PRIVATE", "KESSAI_PPROF_ADDR", "KESSAI_REDIS_PREFIX"} {
 		t.Setenv(name, "")
 	}
 	t.Setenv("KESSAI_ADDR", "127.0.0.1:8080")
@@ -137,5 +137,49 @@ func TestConfigNumbers(t *testing.T) {
 	if c.PollWait != 1500*time.Millisecond || c.SandboxLatency != 0 || c.Resources.DuplicateWindow != 0 ||
 		c.Rates.Charge.Burst != 7 || c.Resources.AppTokens != 3 || c.PageRatePerMinute != 1 {
 		t.Errorf("set values: %+v", c)
+	}
+}
+
+// TestConfigStoreURLs: KESSAI_DATABASE_URL and KESSAI_REDIS_URL switch the
+// gateway to PostgreSQL and Redis; a URL of another scheme (a typo, a MySQL
+// URL) stops it rather than falling back to the embedded store, and the
+// refusal never repeats the URL, which may carry a password.
+func TestConfigStoreURLs(t *testing.T) {
+	tests := []struct {
+		name, value string
+		ok          bool
+	}{
+		{"KESSAI_DATABASE_URL", "postgres://kessai:s3cret@db.internal:5432/kessai", true},
+		{"KESSAI_DATABASE_URL", "postgresql://db.internal/kessai?sslmode=require", true},
+		{"KESSAI_DATABASE_URL", "mysql://kessai:s3cret@db.internal/kessai", false},
+		{"KESSAI_DATABASE_URL", "kessai:s3cret@db.internal", false},
+		{"KESSAI_DATABASE_URL", "postgres://kessai:s3cret@[::1", false},
+		{"KESSAI_REDIS_URL", "redis://:s3cret@cache.internal:6379/2", true},
+		{"KESSAI_REDIS_URL", "rediss://cache.internal:6380", true},
+		{"KESSAI_REDIS_URL", "unix:///run/redis.sock", true},
+		{"KESSAI_REDIS_URL", "memcached://:s3cret@cache.internal", false},
+		{"KESSAI_REDIS_URL", "cache.internal:6379", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			clearConfigEnv(t)
+			t.Setenv(tc.name, tc.value)
+			c, err := loadConfig(nil)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if got := c.DatabaseURL + c.RedisURL; got != tc.value {
+					t.Errorf("configured %q, want %q", got, tc.value)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.name) || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("refusal %q should name %s and never repeat the URL", err, tc.name)
+			}
+		})
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
-	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/webhookhttp"
 	"github.com/kessai/kessai/web/demo"
 	"github.com/kessai/kessai/web/hosted"
@@ -32,7 +31,7 @@ import (
 type gateway struct {
 	cfg     config
 	log     *slog.Logger
-	db      *sqlite.DB
+	db      store
 	service *payment.Service
 	opts    options
 	// master is the key every other key is derived from (deriveKey).
@@ -76,7 +75,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
+	db, feed, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +90,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		// An event's data is what a GET of its resource answers.
 		EncodeEvent:   api.EncodeEvent,
 		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
+		ChangeFeed:    feed,
 	})
 	return g, nil
 }
@@ -142,6 +142,7 @@ type running struct {
 	servers    []*http.Server
 	errc       chan error
 	background *background
+	limiters   limiters
 }
 
 // start opens the gateway and starts everything it runs: the background
@@ -156,6 +157,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	defer func() {
 		if err != nil {
 			r.background.stop()
+			r.limiters.close()
 			g.db.Close()
 		}
 	}()
@@ -168,8 +170,14 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	// a crash interrupted).
 	r.background.run(func(ctx context.Context) { g.service.RunWorker(ctx, time.Second, log) })
 
-	limiter := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys, Clock: g.limitClock()})
-	r.background.run(func(ctx context.Context) { limiter.SweepEvery(ctx, time.Minute) })
+	// News from the other processes on the same database (PostgreSQL).
+	r.background.run(func(ctx context.Context) { g.service.RunChangeFeed(ctx, log) })
+
+	lims, err := r.openLimiters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.limiters = lims
 	idempotency := payment.NewIdempotency(g.db, g.clock(), payment.IdempotencyConfig{
 		FingerprintKey: deriveKey(g.master, "idempotency-fingerprint"),
 		// Longer than any request may run (the write timeout), so that a
@@ -179,15 +187,13 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	r.background.run(func(ctx context.Context) {
 		sweepEvery(ctx, time.Hour, log, "idempotency keys", idempotency.Sweep)
 	})
-	pageLimiter := limit.NewMemory(limit.MemoryConfig{Clock: g.limitClock()})
-	r.background.run(func(ctx context.Context) { pageLimiter.SweepEvery(ctx, time.Minute) })
 	// One middleware chain for the API and the pages (api.Server.Layers
 	// names it).
 	apiServer := api.New(api.Config{
 		Service: g.service, Logger: log, PublicOrigin: cfg.publicOrigin(), PollWait: cfg.PollWait,
 		Idempotency: idempotency,
-		RateLimits:  api.RateLimits{Limiter: limiter, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
-		PageLimits:  api.PageLimits{Limiter: pageLimiter, PerMinute: cfg.PageRatePerMinute},
+		RateLimits:  api.RateLimits{Limiter: lims.api, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
+		PageLimits:  api.PageLimits{Limiter: lims.pages, PerMinute: cfg.PageRatePerMinute},
 	})
 	// The widget's WebAssembly is compressed while the gateway already
 	// serves it (uncompressed until then).
@@ -293,7 +299,7 @@ func (r *running) shutdown() error {
 		}
 	}
 	r.background.stop()
-	return errors.Join(err, r.db.Close())
+	return errors.Join(err, r.limiters.close(), r.db.Close())
 }
 
 // background runs the goroutines of a gateway that serve no request (the

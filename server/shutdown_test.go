@@ -49,7 +49,7 @@ func TestShutdownStopsBackgroundBeforeStore(t *testing.T) {
 	g.background.run(func(ctx context.Context) {
 		<-ctx.Done()
 		time.Sleep(50 * time.Millisecond)
-		late <- g.db.Exec(context.Background(), `SELECT 1`)
+		late <- g.sqlite().Exec(context.Background(), `SELECT 1`)
 	})
 
 	g.stop()

@@ -3,7 +3,9 @@
 // fields on its plain JavaScript (static/cardrules.js, a port of wasm/card)
 // and the core flows still work — the modal pays, the keyboard-only path
 // with a decline and a retry, the hosted link form — showing what the
-// WebAssembly shows for the same input.
+// WebAssembly shows for the same input. With static/cardrules.js blocked
+// instead, the fields wait for the WebAssembly's rules and then behave the
+// same.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -26,10 +28,14 @@ import {
 
 const s = useSuite();
 
-/** The merchant's modal page with the widget open; the WebAssembly blocked unless wasm. */
-async function openModal({ wasm, query = {} }) {
+/**
+ * The merchant's modal page with the widget open; the WebAssembly blocked
+ * unless wasm, static/cardrules.js blocked unless rules.
+ */
+async function openModal({ wasm, rules = true, query = {} }) {
   const p = await s.newPage();
   const blocked = wasm ? null : await blockWasm(p.context);
+  if (!rules) await p.context.route(/\/static\/cardrules\.js(\?|$)/, (route) => route.abort("failed"));
   await p.page.goto(s.url("/modal", query));
   await p.page.click("#pay");
   const { frame } = await widgetFrame(p.page, s.gw.endpoint);
@@ -131,6 +137,16 @@ test("with the WebAssembly blocked the fields format, judge and word every step 
   const r = await fallback.frame.evaluate(checkVectors, { card, field, runes: "sparse" });
   assert.deepEqual(r.failures, {}, "the card rules disagree with Go in Chromium");
   assert.ok(r.counts.numbers > 1000 && r.counts.runes > 3000, JSON.stringify(r.counts));
+});
+
+test("with the card rules blocked, the fields follow the WebAssembly alone, step for step as they follow the card rules", async () => {
+  const [wasmOnly, fallback] = await Promise.all([openModal({ wasm: true, rules: false }), openModal({ wasm: false })]);
+  assert.equal(await wasmOnly.frame.evaluate(() => typeof window.KessaiCard), "undefined");
+  const expected = await playSteps(fallback.frame);
+  const got = await playSteps(wasmOnly.frame);
+  assert.equal(got.length, STEPS.length + 1);
+  for (let i = 0; i < expected.length; i++) assert.deepEqual(got[i], expected[i], `step ${expected[i].label}`);
+  assert.deepEqual(wasmOnly.seen.errors, [], "uncaught errors");
 });
 
 test("with the WebAssembly blocked, keyboard only: typing is formatted and moves on, a decline, then a payment", async () => {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/kessai/kessai/server/limit"
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/postgres"
+	"github.com/kessai/kessai/server/redis"
+	"github.com/kessai/kessai/server/sqlite"
+)
+
+// store is a storage engine as the gateway uses it: the domain's storage
+// and the idempotency keys'.
+type store interface {
+	payment.Storage
+	payment.IdempotencyStore
+}
+
+// openStore opens PostgreSQL when KESSAI_DATABASE_URL is set, with the
+// change feed that links the gateway processes sharing it; otherwise the
+// embedded SQLite store in the data directory, which one process has to
+// itself (no feed).
+func openStore(ctx context.Context, cfg config) (store, payment.ChangeFeed, error) {
+	if cfg.DatabaseURL == "" {
+		db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, sqlite.FileName))
+		return db, nil, err
+	}
+	db, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	feed, err := db.ChangeFeed(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, feed, nil
+}
+
+// Key prefixes of the two limiters in Redis, after KESSAI_REDIS_PREFIX: the
+// API's buckets and the hosted pages' never share a key.
+const (
+	redisAPIPrefix   = "rl:api:"
+	redisPagesPrefix = "rl:pages:"
+)
+
+// limiters are the API's and the hosted pages' rate limiters.
+type limiters struct {
+	api, pages limit.Limiter
+	// closer releases what they hold (the Redis client); nil for memory.
+	closer io.Closer
+}
+
+// openLimiters puts the rate limits in Redis when KESSAI_REDIS_URL is set,
+// where every gateway process shares them exactly; otherwise in memory,
+// swept in the background, for this process alone.
+func (r *running) openLimiters(ctx context.Context) (limiters, error) {
+	cfg := r.cfg
+	if cfg.RedisURL == "" {
+		api := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys, Clock: r.limitClock()})
+		r.background.run(func(ctx context.Context) { api.SweepEvery(ctx, time.Minute) })
+		pages := limit.NewMemory(limit.MemoryConfig{Clock: r.limitClock()})
+		r.background.run(func(ctx context.Context) { pages.SweepEvery(ctx, time.Minute) })
+		return limiters{api: api, pages: pages}, nil
+	}
+	client, err := redis.Open(ctx, cfg.RedisURL)
+	if err != nil {
+		return limiters{}, err
+	}
+	rc := redis.Config{Clock: r.limitClock()}
+	if rc.Clock != nil {
+		// A test's clock stands still while Redis's runs: keep every key
+		// until that clock says its bucket is full again.
+		rc.ExpirySlack = time.Hour
+	}
+	var ls limiters
+	rc.Prefix = cfg.RedisPrefix + redisAPIPrefix
+	api, err := redis.NewLimiter(client, rc)
+	rc.Prefix = cfg.RedisPrefix + redisPagesPrefix
+	pages, perr := redis.NewLimiter(client, rc)
+	if err := errors.Join(err, perr); err != nil {
+		client.Close()
+		return limiters{}, fmt.Errorf("redis: %w", err)
+	}
+	ls.api, ls.pages, ls.closer = api, pages, client
+	return ls, nil
+}
+
+func (l limiters) close() error {
+	if l.closer == nil {
+		return nil
+	}
+	return l.closer.Close()
+}
+
+// sqlite is the embedded store, for the benchmarks and tests that measure
+// or poke it directly; nil on PostgreSQL.
+func (g *gateway) sqlite() *sqlite.DB {
+	db, _ := g.db.(*sqlite.DB)
+	return db
+}
