@@ -371,7 +371,7 @@ func (t *tx) ListCharges(ctx context.Context, f payment.ChargeFilter, p payment.
 // processes, exactly one is accepted.
 func (t *tx) RecentCharge(ctx context.Context, tokenID uuid.UUID, amount int64, currency string, since time.Time) (bool, error) {
 	if t.write {
-		if err := t.lockRow(ctx, "tokens", tokenID); err != nil {
+		if err := t.lockRow(ctx, "tokens", "updated_on", tokenID); err != nil {
 			return false, err
 		}
 	}
@@ -386,12 +386,12 @@ func (t *tx) RecentCharge(ctx context.Context, tokenID uuid.UUID, amount int64, 
 // lockRow makes the row of table with id a row this transaction wrote:
 // it holds the row's lock until it ends, and a REPEATABLE READ transaction
 // that locks or writes the row after it fails (40001) once it commits,
-// which a SELECT … FOR UPDATE alone would not make it do. updated_on keeps
-// its value: the write changes nothing anyone reads. A missing row locks
-// nothing and is no error (the rule's own query then finds nothing
-// either).
-func (t *tx) lockRow(ctx context.Context, table string, id uuid.UUID) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE `+table+` SET updated_on = updated_on WHERE id = ?`, id)
+// which a SELECT … FOR UPDATE alone would not make it do. column (one no
+// index holds) is set to its own value: the write changes nothing anyone
+// reads. A missing row locks nothing and is no error (the rule's own query
+// then finds nothing either).
+func (t *tx) lockRow(ctx context.Context, table, column string, id uuid.UUID) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE `+table+` SET `+column+` = `+column+` WHERE id = ?`, id)
 	return err
 }
 
@@ -469,7 +469,7 @@ func (t *tx) ListRefunds(ctx context.Context, chargeID uuid.UUID, p payment.List
 // more than was charged.
 func (t *tx) RefundedAmount(ctx context.Context, chargeID uuid.UUID) (int64, error) {
 	if t.write {
-		if err := t.lockRow(ctx, "charges", chargeID); err != nil {
+		if err := t.lockRow(ctx, "charges", "updated_on", chargeID); err != nil {
 			return 0, err
 		}
 	}

@@ -115,8 +115,15 @@ func (t *tx) ListWebhooks(ctx context.Context, f payment.WebhookFilter, p paymen
 }
 
 // WebhookURLTaken compares URLs folding ASCII letters only, as SQLite's
-// NOCASE does.
+// NOCASE does. Inside an Update it first marks the merchant's row
+// (lockRow), so that two transactions giving a webhook of the merchant the
+// same URL take turns, and the second finds the first one's.
 func (t *tx) WebhookURLTaken(ctx context.Context, w *payment.Webhook) (bool, error) {
+	if t.write {
+		if err := t.lockRow(ctx, "merchants", "verified", w.MerchantID); err != nil {
+			return false, err
+		}
+	}
 	var taken bool
 	err := t.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhooks
 		WHERE merchant_id = ? AND store_id = ? AND mode = ? AND `+equalFold("url")+` AND id != ?)`,

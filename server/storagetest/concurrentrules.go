@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -213,5 +214,45 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 				t.Errorf("after %d concurrent increments: %d, want %d (%d lost)", workers, got, want, want-got)
 			}
 		})
+	}
+}
+
+var errURLTaken = errors.New("storagetest: the URL is taken")
+
+// testConcurrentWebhookURLs: concurrent Updates each giving a new webhook
+// of one owner the same URL (in any ASCII case) after WebhookURLTaken said
+// it was free create exactly one webhook.
+func testConcurrentWebhookURLs(t *testing.T, s payment.Storage) {
+	const workers = 20
+	w := newTenants(t, s)
+	errs := concurrently(workers, func(i int) error {
+		hook := newWebhook(w.m.ID, w.st.ID, payment.ModeLive, i)
+		hook.URL = "https://shop.example/hooks/kessai"
+		if i%2 == 1 {
+			hook.URL = strings.ToUpper(hook.URL)
+		}
+		ctx := context.Background()
+		return s.Update(ctx, func(tx payment.Tx) error {
+			taken, err := tx.WebhookURLTaken(ctx, hook)
+			if err != nil {
+				return err
+			}
+			if taken {
+				return errURLTaken
+			}
+			return tx.CreateWebhook(ctx, hook)
+		})
+	})
+	made := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			made++
+		case !errors.Is(err, errURLTaken):
+			t.Errorf("webhook %d: %v", i, err)
+		}
+	}
+	if made != 1 {
+		t.Errorf("%d of %d concurrent webhooks with one URL were created, want exactly 1", made, workers)
 	}
 }
