@@ -26,9 +26,9 @@ func (s *Server) paymentRoutes(r *mux.Router) {
 
 	r.HandleFunc("/charges", s.authed(s.createCharge)).Methods(post)
 	r.HandleFunc("/charges", s.authed(s.listCharges)).Methods(get)
-	r.HandleFunc("/charges/{id}", s.authed(s.getCharge)).Methods(get)
+	// GET /charges/{id} and /stores/{storeId}/charges/{id} are the router's
+	// first routes (routes).
 	r.HandleFunc("/stores/{storeId}/charges", s.authed(s.listCharges)).Methods(get)
-	r.HandleFunc("/stores/{storeId}/charges/{id}", s.authed(s.getCharge)).Methods(get)
 	r.HandleFunc("/stores/{storeId}/charges/{id}", s.authed(s.updateCharge)).Methods(patch)
 	r.HandleFunc("/stores/{storeId}/charges/{id}/capture", s.authed(s.captureCharge)).Methods(post)
 

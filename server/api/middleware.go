@@ -43,9 +43,21 @@ func validClientRequestID(id string) bool {
 	return true
 }
 
+// requestState is what the layers learn of a request, under one context
+// key: its id, then what authentication made of it. One context value and
+// one copy of the request for both rather than one each.
+type requestState struct {
+	id     string
+	auth   authResult
+	authed bool
+}
+
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	st, _ := ctx.Value(requestIDKey).(*requestState)
+	if st == nil {
+		return ""
+	}
+	return st.id
 }
 
 func (s *Server) withRequestID(next http.Handler) http.Handler {
@@ -55,7 +67,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = payment.NewID().String()
 		}
 		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, &requestState{id: id})))
 	})
 }
 
@@ -156,6 +168,13 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 		} else {
 			res.err = payment.Errorf(payment.CodeAuthHeaderMissing, "the Authorization header is missing")
 		}
+		if st, _ := r.Context().Value(requestIDKey).(*requestState); st != nil && !st.authed {
+			// Set before any handler runs, and read only by the layers
+			// and the handler below this one.
+			st.auth, st.authed = res, true
+			next.ServeHTTP(w, r)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey, res)))
 	})
 }
@@ -175,8 +194,14 @@ func (s *Server) requestOrigin(r *http.Request) string {
 }
 
 func authOf(r *http.Request) authResult {
-	res, _ := r.Context().Value(authKey).(authResult)
-	return res
+	ctx := r.Context()
+	if res, ok := ctx.Value(authKey).(authResult); ok {
+		return res
+	}
+	if st, _ := ctx.Value(requestIDKey).(*requestState); st != nil {
+		return st.auth
+	}
+	return authResult{}
 }
 
 // endpoint answers an authenticated request with a status and a body to

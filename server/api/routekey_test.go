@@ -46,3 +46,34 @@ func TestRouteKeyIgnoresMethodAndUnmatchedPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutesShadowNothing: for every route and each of its methods, a
+// concrete path of its template is matched by that very route, whatever
+// routes stand in front of it. It keeps the router's order free to put the
+// hottest routes first.
+func TestRoutesShadowNothing(t *testing.T) {
+	s := New(Config{})
+	variable := regexp.MustCompile(`\{[^}]+\}`)
+	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		methods, _ := route.GetMethods()
+		path := variable.ReplaceAllString(tpl, "01a2055a-cd9c-7c13-8567-80fb9a170a93")
+		for _, m := range methods {
+			var match mux.RouteMatch
+			if !s.router.Match(httptest.NewRequest(m, path, nil), &match) || match.MatchErr != nil || match.Route != route {
+				got := "no route"
+				if match.Route != nil {
+					got, _ = match.Route.GetPathTemplate()
+				}
+				t.Errorf("%s %s (route %s): matched %s, %v", m, path, tpl, got, match.MatchErr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
