@@ -16,10 +16,12 @@ import (
 )
 
 // store is a storage engine as the gateway uses it: the domain's storage
-// and the idempotency keys'.
+// and the idempotency keys', and the fingerprints of the keys its
+// processes share (keycheck.go).
 type store interface {
 	payment.Storage
 	payment.IdempotencyStore
+	keyFingerprints
 }
 
 // openStore opens PostgreSQL when KESSAI_DATABASE_URL is set, with the

@@ -79,6 +79,10 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKeys(ctx, db, master, cardKey, retired); err != nil {
+		db.Close()
+		return nil, err
+	}
 	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master}
 	g.service = payment.NewService(db, g.clock(), codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
