@@ -39,8 +39,8 @@ wasm-floor:
 run: build
 	./$(BIN) serve
 
-## test: every test suite: Go (with the race detector), each fuzz target briefly, the SDK conformance suite and the browser suite
-test: test-go fuzz-short conformance test-browser
+## test: every test suite: Go (with the race detector), each fuzz target briefly, the SDK conformance suite (on one process, then on two sharing PostgreSQL and Redis) and the browser suite
+test: test-go fuzz-short conformance conformance-scaleout test-browser
 
 ## deps: install what the suites need and this machine lacks (Chromium, a
 ## Japanese font, Node.js, Go modules) and start PostgreSQL and Redis if down
@@ -66,6 +66,16 @@ fuzz-short:
 ## conformance: drive a real gateway with the published univapay-node SDK
 conformance: deps build
 	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
+
+## conformance-scaleout: the same suite against two gateway processes on one
+## fresh PostgreSQL schema and one Redis prefix, the SDK talking to the one
+## that did not seed the demo account (KESSAI_TEST_DATABASE_URL and
+## KESSAI_TEST_REDIS_URL say where they are; server/conformance/README.md)
+.PHONY: conformance-scaleout
+conformance-scaleout: deps build
+	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		node -e 'import("./harness.mjs").then((h) => h.scaleoutReachable()).catch((e) => { console.error(e.message); process.exit(1); })' && \
+		KESSAI_CONFORMANCE_SCALEOUT=1 node --test --test-reporter=spec
 
 ## conformance-php: drive a real gateway with the published UnivaPay PHP SDK
 ## (server/conformance/php). PHP comes from Debian (scripts/ensure-deps --php);

@@ -10,10 +10,10 @@
 // Everything on `gw` is filled in by the `before` hook, so read it inside
 // tests, not at module top level.
 
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer as createHTTPServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -67,14 +67,63 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * options.env:  extra environment (e.g. KESSAI_REDIS_URL) for areas that
  *               need it; every other inherited KESSAI_* variable is dropped
  *               so a developer's shell cannot change what the suite tests.
+ *
+ * With KESSAI_CONFORMANCE_SCALEOUT=1 (`make conformance-scaleout`) it starts
+ * two gateway processes instead, on one fresh PostgreSQL schema and one
+ * Redis prefix, with the same keys and separate data dirs: the credentials
+ * come from the first (which seeded the demo account), the SDK talks to the
+ * second, and both say the second's address is the public URL, as processes
+ * behind one load balancer do. So every token or charge may be processed by
+ * either worker, and a long poll on the second is woken by a change the
+ * first commits.
  */
 export async function startGateway({ demo = false, env = {} } = {}) {
   if (!existsSync(BINARY)) {
     throw new Error(`gateway binary not found at ${BINARY}: run \`make build\` (or \`go build -o bin/kessai ./server\`) first`);
   }
+  if (SCALEOUT) return startScaleout({ demo, env });
+  const gateway = await launch({ demo, env });
+  return client(gateway, [gateway], async () => {});
+}
 
-  const dataDir = await mkdtemp(join(tmpdir(), "kessai-conformance-"));
+/** Two processes on one shared schema and Redis prefix (see startGateway). */
+async function startScaleout({ demo, env }) {
+  const shared = await sharedBackends();
   const port = await freePort();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const common = {
+    KESSAI_DATABASE_URL: shared.databaseURL,
+    KESSAI_REDIS_URL: shared.redisURL,
+    KESSAI_REDIS_PREFIX: shared.redisPrefix,
+    // Every process on one database must seal cards and sign tokens alike.
+    KESSAI_SIGNING_KEY: randomBytes(32).toString("hex"),
+    KESSAI_CARD_KEY: randomBytes(32).toString("hex"),
+    KESSAI_PUBLIC_URL: endpoint,
+    ...env,
+  };
+  const started = [];
+  try {
+    // The first seeds the demo account (and runs the storefront, if asked);
+    // the second, started once the schema is migrated and seeded, finds them.
+    started.push(await launch({ demo, env: common, label: "gateway 1" }));
+    started.push(await launch({ port, env: common, label: "gateway 2" }));
+  } catch (err) {
+    await Promise.allSettled(started.map((g) => g.stop()));
+    await shared.release();
+    throw err;
+  }
+  const [first, second] = started;
+  return client({ ...second, credentials: first.credentials, demoEndpoint: first.demoEndpoint }, started, shared.release);
+}
+
+/**
+ * Starts one gateway process on a fresh data dir and waits until it
+ * answers GET /heartbeat. stop() sends SIGTERM and resolves to the
+ * process's { code, signal } and, when it did not exit 0, its log's tail.
+ */
+async function launch({ demo = false, env = {}, port, label = "gateway" }) {
+  const dataDir = await mkdtemp(join(tmpdir(), "kessai-conformance-"));
+  port ??= await freePort();
   const demoPort = demo ? await freePort() : null;
   const endpoint = `http://127.0.0.1:${port}`;
   const stderrPath = join(dataDir, "gateway.stderr.log");
@@ -131,7 +180,7 @@ export async function startGateway({ demo = false, env = {} } = {}) {
       const tail = await logTail();
       await cleanup();
       const why = exited.error ? exited.error.message : `code ${exited.code}, signal ${exited.signal}`;
-      throw new Error(`gateway exited before it was ready (${why}); stderr:\n${tail}`);
+      throw new Error(`${label} exited before it was ready (${why}); stderr:\n${tail}`);
     }
     try {
       const res = await fetch(`${endpoint}/heartbeat`, { signal: AbortSignal.timeout(1000) });
@@ -145,12 +194,44 @@ export async function startGateway({ demo = false, env = {} } = {}) {
       await exitPromise;
       const tail = await logTail();
       await cleanup();
-      throw new Error(`gateway not ready within ${READY_TIMEOUT_MS} ms at ${endpoint}; stderr:\n${tail}`);
+      throw new Error(`${label} not ready within ${READY_TIMEOUT_MS} ms at ${endpoint}; stderr:\n${tail}`);
     }
     await sleep(50);
   }
 
   const credentials = JSON.parse(await readFile(join(dataDir, "demo-credentials.json"), "utf8"));
+
+  /** SIGTERM, then the contract: drain and exit 0. */
+  const stop = async () => {
+    if (!exited) child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+    const result = await exitPromise;
+    clearTimeout(timer);
+    const tail = result.code === 0 ? "" : await logTail();
+    await cleanup();
+    return { label, code: result.code, signal: result.signal, tail };
+  };
+
+  return {
+    label,
+    endpoint,
+    port,
+    demoEndpoint: demo ? `http://127.0.0.1:${demoPort}` : null,
+    dataDir,
+    credentials,
+    logTail,
+    stop,
+    pid: child.pid,
+  };
+}
+
+/**
+ * What tests get: SDK clients for target (the process the SDK talks to)
+ * with its credentials, and a stop() that stops every process, then
+ * releases what they shared.
+ */
+function client(target, processes, release) {
+  const { endpoint, credentials } = target;
 
   // Every request/response any SDK from this harness made, so tests can
   // audit headers across the whole file: no response may hand the SDK a JWT
@@ -175,26 +256,31 @@ export async function startGateway({ demo = false, env = {} } = {}) {
     return sdk;
   };
 
-  /** SIGTERM, then the contract: drain and exit 0. */
+  /** Every process's stderr tail, each under its name when there are two. */
+  const logTail = async (lines = LOG_TAIL_LINES) => {
+    if (processes.length === 1) return processes[0].logTail(lines);
+    const tails = await Promise.all(processes.map(async (p) => `[${p.label}, ${p.endpoint}]\n${await p.logTail(lines)}`));
+    return tails.join("\n");
+  };
+
+  /** Stops every process; each must exit 0 on SIGTERM. */
   const stop = async () => {
-    if (!exited) child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
-    const result = await exitPromise;
-    clearTimeout(timer);
-    const tail = result.code === 0 ? "" : await logTail();
-    await cleanup();
-    assert.deepEqual(
-      { code: result.code, signal: result.signal },
-      { code: 0, signal: null },
-      `gateway did not exit 0 on SIGTERM; stderr:\n${tail}`,
-    );
+    const results = await Promise.all(processes.map((p) => p.stop()));
+    await release();
+    for (const r of results) {
+      assert.deepEqual(
+        { code: r.code, signal: r.signal },
+        { code: 0, signal: null },
+        `${r.label} did not exit 0 on SIGTERM; stderr:\n${r.tail}`,
+      );
+    }
   };
 
   return {
     endpoint,
-    port,
-    demoEndpoint: demo ? `http://127.0.0.1:${demoPort}` : null,
-    dataDir,
+    port: target.port,
+    demoEndpoint: target.demoEndpoint,
+    dataDir: target.dataDir,
     credentials,
     sdk: makeSDK(),
     makeSDK,
@@ -203,8 +289,86 @@ export async function startGateway({ demo = false, env = {} } = {}) {
     jwtUpdates,
     logTail,
     stop,
-    pid: child.pid,
+    pid: target.pid,
+    pids: processes.map((p) => p.pid),
   };
+}
+
+// The scale-out mode's shared back ends (see startGateway).
+const SCALEOUT = process.env.KESSAI_CONFORMANCE_SCALEOUT === "1";
+const TEST_DATABASE_URL = process.env.KESSAI_TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test?sslmode=disable";
+const TEST_REDIS_URL = process.env.KESSAI_TEST_REDIS_URL || "redis://127.0.0.1:6379/0";
+const BACKEND_TIMEOUT_MS = 10_000;
+
+/** A URL fit to print: its password replaced. */
+function redacted(raw) {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = "xxxxx";
+    return u.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
+/** Runs a command, resolving to its stdout; rejects with its stderr's first line. */
+function run(file, args) {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { timeout: BACKEND_TIMEOUT_MS, maxBuffer: 64 << 20, env: { ...process.env, PGCONNECT_TIMEOUT: "5" } }, (err, stdout, stderr) => {
+      if (err) {
+        const line = `${stderr}`.trim().split("\n")[0] || err.message.split("\n")[0];
+        reject(new Error(line.startsWith(`${file}:`) ? line : `${file}: ${line}`));
+      } else {
+        resolve(`${stdout}`);
+      }
+    });
+  });
+}
+
+const psql = (sql) => run("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", TEST_DATABASE_URL, "-c", sql]);
+const redisCLI = (...args) => run("redis-cli", ["--no-auth-warning", "-u", TEST_REDIS_URL, ...args]);
+
+/**
+ * Checks that the scale-out mode's PostgreSQL and Redis answer, failing
+ * with one message that says what is down and how to start it.
+ */
+export async function scaleoutReachable() {
+  const down = [];
+  await psql("SELECT 1").catch((err) => down.push(`PostgreSQL at ${redacted(TEST_DATABASE_URL)} (KESSAI_TEST_DATABASE_URL): ${err.message}`));
+  await redisCLI("PING").then(
+    (out) => out.trim() === "PONG" || down.push(`Redis at ${redacted(TEST_REDIS_URL)} (KESSAI_TEST_REDIS_URL) answered ${JSON.stringify(out.trim())} to PING`),
+    (err) => down.push(`Redis at ${redacted(TEST_REDIS_URL)} (KESSAI_TEST_REDIS_URL): ${err.message}`),
+  );
+  if (down.length > 0) {
+    throw new Error(`the scale-out conformance suite cannot reach ${down.join("; and ")}. scripts/ensure-deps starts PostgreSQL and Redis on this machine.`);
+  }
+}
+
+/**
+ * A fresh schema and Redis prefix, and release(), which drops the schema
+ * and deletes the prefix's keys once the processes are stopped.
+ */
+async function sharedBackends() {
+  const id = randomBytes(8).toString("hex");
+  const schema = `kessai_conf_${id}`;
+  const redisPrefix = `kessai-conf-${id}:`;
+  try {
+    await psql(`CREATE SCHEMA ${schema}`);
+  } catch {
+    await scaleoutReachable();
+    throw new Error(`could not create schema ${schema} in ${redacted(TEST_DATABASE_URL)}`);
+  }
+  const u = new URL(TEST_DATABASE_URL);
+  u.searchParams.set("search_path", schema);
+  const release = async () => {
+    if (process.env.KESSAI_CONFORMANCE_KEEP) return;
+    await psql(`DROP SCHEMA ${schema} CASCADE`);
+    const keys = (await redisCLI("--scan", "--pattern", `${redisPrefix}*`)).split("\n").filter(Boolean);
+    for (let i = 0; i < keys.length; i += 500) {
+      await redisCLI("DEL", ...keys.slice(i, i + 500));
+    }
+  };
+  return { databaseURL: u.toString(), redisURL: TEST_REDIS_URL, redisPrefix, release };
 }
 
 /**
@@ -216,7 +380,7 @@ export function useGateway(options) {
   const gw = {};
   before(async () => {
     Object.assign(gw, await startGateway(options));
-  }, { timeout: READY_TIMEOUT_MS + 10_000 });
+  }, { timeout: (SCALEOUT ? 2 : 1) * READY_TIMEOUT_MS + 10_000 });
 
   afterEach(async (t) => {
     if (t.passed || !gw.logTail) return;
@@ -226,7 +390,7 @@ export function useGateway(options) {
 
   after(async () => {
     if (gw.stop) await gw.stop();
-  }, { timeout: STOP_TIMEOUT_MS + 5_000 });
+  }, { timeout: STOP_TIMEOUT_MS + (SCALEOUT ? 3 * BACKEND_TIMEOUT_MS : 5_000) });
 
   return gw;
 }
