@@ -172,7 +172,7 @@ func (t *tx) CreateToken(ctx context.Context, tok *payment.TransactionToken) err
 }
 
 func (t *tx) Token(ctx context.Context, id uuid.UUID) (*payment.TransactionToken, error) {
-	tok, err := scanToken(t.tx.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`+t.forUpdate(), id))
+	tok, err := scanToken(t.readOne(ctx, tokenColumns, "tokens", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "transaction token")
 	}
@@ -296,7 +296,7 @@ func (t *tx) CreateCharge(ctx context.Context, ch *payment.Charge) error {
 }
 
 func (t *tx) Charge(ctx context.Context, id uuid.UUID) (*payment.Charge, error) {
-	ch, err := scanCharge(t.tx.QueryRowContext(ctx, `SELECT `+chargeColumns+` FROM charges WHERE id = ?`+t.forUpdate(), id))
+	ch, err := scanCharge(t.readOne(ctx, chargeColumns, "charges", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "charge")
 	}
@@ -442,7 +442,7 @@ func (t *tx) CreateRefund(ctx context.Context, r *payment.Refund) error {
 }
 
 func (t *tx) Refund(ctx context.Context, id uuid.UUID) (*payment.Refund, error) {
-	r, err := scanRefund(t.tx.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = ?`+t.forUpdate(), id))
+	r, err := scanRefund(t.readOne(ctx, refundColumns, "refunds", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "refund")
 	}
@@ -525,7 +525,7 @@ func (t *tx) CreateCancel(ctx context.Context, c *payment.Cancel) error {
 }
 
 func (t *tx) Cancel(ctx context.Context, id uuid.UUID) (*payment.Cancel, error) {
-	c, err := scanCancel(t.tx.QueryRowContext(ctx, `SELECT `+cancelColumns+` FROM cancels WHERE id = ?`+t.forUpdate(), id))
+	c, err := scanCancel(t.readOne(ctx, cancelColumns, "cancels", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "cancel")
 	}
@@ -735,7 +735,7 @@ func (t *tx) CreateApproval(ctx context.Context, a *payment.Approval) error {
 }
 
 func (t *tx) Approval(ctx context.Context, key string) (*payment.Approval, error) {
-	a, err := scanApproval(t.tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE key = ?`+t.forUpdate(), key))
+	a, err := scanApproval(t.readOne(ctx, approvalColumns, "approvals", "key = ?", key))
 	if err != nil {
 		return nil, notFound(err, "approval")
 	}
@@ -745,8 +745,8 @@ func (t *tx) Approval(ctx context.Context, key string) (*payment.Approval, error
 // ApprovalFor breaks a tie of creation times by seq, the order of
 // insertion.
 func (t *tx) ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*payment.Approval, error) {
-	a, err := scanApproval(t.tx.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals
-		WHERE resource_id = ? ORDER BY created_on DESC, seq DESC LIMIT 1`+t.forUpdate(), resourceID))
+	a, err := scanApproval(t.readOne(ctx, approvalColumns, "approvals",
+		"key = (SELECT key FROM approvals WHERE resource_id = ? ORDER BY created_on DESC, seq DESC LIMIT 1)", resourceID))
 	if err != nil {
 		return nil, notFound(err, "approval")
 	}

@@ -4,50 +4,54 @@
 //
 // Transactions. An Update is a REPEATABLE READ transaction: fn reads one
 // snapshot throughout (the storage suite checks that no other Update's
-// writes appear in the middle of one), and a row it writes, or locks to
-// write, that another transaction changed since that snapshot fails it
-// with a serialization failure (40001) instead of losing that change.
-// Update then runs fn again from the start, in a new transaction with a
-// fresh snapshot; likewise when PostgreSQL aborts it as a deadlock victim
-// (40P01). Snapshot isolation alone would still let two transactions
-// decide a rule on snapshots that miss each other's inserts (two identical
-// charges each seeing no other), so the queries that decide a rule write
-// to the row the rule is about before they read, which makes the two
-// transactions conflict on that row:
+// writes appear in the middle of one), and a row it writes that another
+// transaction changed since that snapshot fails it with a serialization
+// failure (40001) instead of losing that change. Update then runs fn again
+// from the start, in a new transaction with a fresh snapshot; likewise when
+// PostgreSQL aborts it as a deadlock victim (40P01). Snapshot isolation
+// alone would still let two transactions decide a rule on snapshots that
+// miss each other's inserts (two identical charges each seeing no other),
+// so what decides a rule first writes to ("marks": an UPDATE that sets a
+// column to its own value) the row the rule is about, which makes two such
+// transactions conflict on that row: the second waits for the first one's
+// COMMIT, fails, and runs again on a snapshot that holds its writes.
+// (SELECT … FOR UPDATE would not do: once the first commits, the second
+// goes on with its old snapshot.) So:
 //
-//   - the duplicate-charge rule (RecentCharge) marks its token's row, so of
-//     concurrent identical charges on one token exactly one is accepted,
-//     across processes: the others wait for its COMMIT, fail, and run again
-//     on a snapshot that holds its charge;
-//   - RefundedAmount marks its charge's row, so concurrent refunds of one
-//     charge take turns and cannot together exceed it;
-//   - TakeQuota is one guarded INSERT … ON CONFLICT DO UPDATE … WHERE
-//     used < limit on the counter's row;
 //   - every single-row read of a charge, token, refund, cancel,
 //     subscription, scheduled payment, approval, webhook or delivery inside
-//     an Update is SELECT … FOR UPDATE, so a read-modify-write of one
-//     object by two processes at once is two turns (the second fails as
-//     soon as it reads, not after its work), never a lost update;
+//     an Update marks the row, so two Updates that read one object take
+//     turns as they would on one writer: no lost update, and no rule
+//     decided on a snapshot that misses the other's writes (one pending
+//     cancel per charge);
+//   - the duplicate-charge rule (RecentCharge) marks its token's row, so of
+//     concurrent identical charges on one token exactly one is accepted,
+//     across processes;
+//   - RefundedAmount marks its charge's row, so concurrent refunds of one
+//     charge cannot together exceed it;
+//   - WebhookURLTaken marks the merchant's row, so one owner's webhooks
+//     never get one URL twice;
+//   - TakeQuota is one guarded INSERT … ON CONFLICT DO UPDATE … WHERE
+//     used < limit on the counter's row;
 //   - ClaimWork takes due, unleased items FOR UPDATE SKIP LOCKED, so every
 //     process's worker claims different items without waiting on another.
 //
-// A rule that reads rows other than these to decide a write (none of the
-// domain's does today) would need a lock of its own: REPEATABLE READ is
-// not SERIALIZABLE, which would catch every such case but also aborts
-// transactions that merely share index pages (every concurrent claim of
-// the work queue, for one), and would make the locks above pointless.
+// A rule that decides a write on rows none of these marks would need a mark
+// of its own: REPEATABLE READ is not SERIALIZABLE, which would catch every
+// such case but also aborts transactions that merely share index pages
+// (every concurrent claim of the work queue, for one).
 //
 // fn may therefore run more than once: package payment's Update closures
 // assign their results afresh on each run and act outside the transaction
 // only after Update returns (eventingStorage resets its per-run state). A
 // View is a REPEATABLE READ, READ ONLY transaction that takes no locks.
 //
-// Types: ids are uuid, with the nil UUID where SQLite stores ” for an
-// absent id (a merchant-level webhook's store) except in columns with a
-// foreign key, where it is NULL; times are timestamptz (microseconds, read
-// back in UTC); amounts bigint; metadata, event data and the other JSON
-// documents text, kept byte for byte (jsonb would normalise them); calendar
-// days date.
+// Types: ids are uuid, with the nil UUID where SQLite stores the empty
+// string for an absent id (a merchant-level webhook's store) except in
+// columns with a foreign key, where it is NULL; times are timestamptz
+// (microseconds, read back in UTC); amounts bigint; metadata, event data
+// and the other JSON documents text, kept byte for byte (jsonb would
+// normalise them); calendar days date.
 package postgres
 
 import (

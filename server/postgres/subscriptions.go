@@ -108,7 +108,7 @@ func (t *tx) CreateSubscription(ctx context.Context, s *payment.Subscription) er
 }
 
 func (t *tx) Subscription(ctx context.Context, id uuid.UUID) (*payment.Subscription, error) {
-	s, err := scanSubscription(t.tx.QueryRowContext(ctx, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE id = ?`+t.forUpdate(), id))
+	s, err := scanSubscription(t.readOne(ctx, subscriptionColumns, "subscriptions", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "subscription")
 	}
@@ -195,7 +195,7 @@ func (t *tx) CreateScheduledPayment(ctx context.Context, p *payment.ScheduledPay
 }
 
 func (t *tx) ScheduledPayment(ctx context.Context, id uuid.UUID) (*payment.ScheduledPayment, error) {
-	p, err := scanScheduledPayment(t.tx.QueryRowContext(ctx, `SELECT `+scheduledPaymentColumns+` FROM scheduled_payments WHERE id = ?`+t.forUpdate(), id))
+	p, err := scanScheduledPayment(t.readOne(ctx, scheduledPaymentColumns, "scheduled_payments", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "scheduled payment")
 	}

@@ -21,14 +21,20 @@ type tx struct {
 	write bool
 }
 
-// forUpdate is the locking clause of a single-row read: FOR UPDATE inside
-// an Update, so that a read-modify-write by another process waits for this
-// one to commit and then reads what it wrote; nothing inside a View.
-func (t *tx) forUpdate() string {
+// readOne reads the one row of table where holds. Inside an Update it
+// marks the row as lockRow does (an UPDATE that sets updated_on to itself,
+// RETURNING the row): another Update that read or wrote the row and
+// commits first makes this one fail with 40001 and run again on a snapshot
+// holding its writes, so two Updates that read one object take turns, as
+// they would on one writer. A SELECT … FOR UPDATE would not: once the
+// first commits, the second goes on with its snapshot, which misses what
+// the first wrote elsewhere (a pending cancel of the charge both read). A
+// View reads and marks nothing.
+func (t *tx) readOne(ctx context.Context, columns, table, where string, args ...any) pgx.Row {
 	if t.write {
-		return " FOR UPDATE"
+		return t.tx.QueryRowContext(ctx, `UPDATE `+table+` SET updated_on = updated_on WHERE `+where+` RETURNING `+columns, args...)
 	}
-	return ""
+	return t.tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+where, args...)
 }
 
 // nullID stores uuid.Nil as NULL, for an id column with a foreign key

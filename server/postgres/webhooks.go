@@ -76,7 +76,7 @@ func (t *tx) CreateWebhook(ctx context.Context, w *payment.Webhook) error {
 }
 
 func (t *tx) Webhook(ctx context.Context, id uuid.UUID) (*payment.Webhook, error) {
-	w, err := scanWebhook(t.tx.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`+t.forUpdate(), id))
+	w, err := scanWebhook(t.readOne(ctx, webhookColumns, "webhooks", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "webhook")
 	}
@@ -216,7 +216,7 @@ func (t *tx) CreateDelivery(ctx context.Context, d *payment.Delivery) error {
 }
 
 func (t *tx) Delivery(ctx context.Context, id uuid.UUID) (*payment.Delivery, error) {
-	d, err := scanDelivery(t.tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = ?`+t.forUpdate(), id))
+	d, err := scanDelivery(t.readOne(ctx, deliveryColumns, "deliveries", "id = ?", id))
 	if err != nil {
 		return nil, notFound(err, "delivery")
 	}
@@ -224,8 +224,7 @@ func (t *tx) Delivery(ctx context.Context, id uuid.UUID) (*payment.Delivery, err
 }
 
 func (t *tx) DeliveryFor(ctx context.Context, webhookID, eventID uuid.UUID) (*payment.Delivery, error) {
-	d, err := scanDelivery(t.tx.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries
-		WHERE webhook_id = ? AND event_id = ?`+t.forUpdate(), webhookID, eventID))
+	d, err := scanDelivery(t.readOne(ctx, deliveryColumns, "deliveries", "webhook_id = ? AND event_id = ?", webhookID, eventID))
 	if err != nil {
 		return nil, notFound(err, "delivery")
 	}

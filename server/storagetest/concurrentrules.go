@@ -256,3 +256,49 @@ func testConcurrentWebhookURLs(t *testing.T, s payment.Storage) {
 		t.Errorf("%d of %d concurrent webhooks with one URL were created, want exactly 1", made, workers)
 	}
 }
+
+var errCancelUnderWay = errors.New("storagetest: a cancel is under way")
+
+// testConcurrentPendingCancels: concurrent Updates each reading a charge,
+// then PendingCancelFor, then creating a pending cancel when there is none
+// (the cancel rule, which writes nothing to the charge itself) create
+// exactly one: two Updates that read the same object take turns.
+func testConcurrentPendingCancels(t *testing.T, s payment.Storage) {
+	const workers = 20
+	w := newTenants(t, s)
+	tok := newToken(w.st, 1)
+	createTokens(t, s, tok)
+	ch := newCharge(tok, 2)
+	ch.Status, ch.CaptureState = payment.ChargeAuthorized, payment.CaptureNone
+	createCharges(t, s, ch)
+	errs := concurrently(workers, func(i int) error {
+		ctx := context.Background()
+		return s.Update(ctx, func(tx payment.Tx) error {
+			if _, err := tx.Charge(ctx, ch.ID); err != nil {
+				return err
+			}
+			open, err := tx.PendingCancelFor(ctx, ch.ID)
+			if err != nil {
+				return err
+			}
+			if open {
+				return errCancelUnderWay
+			}
+			cn := newCancel(ch, 10+i)
+			cn.Status, cn.Error = payment.OperationPending, nil
+			return tx.CreateCancel(ctx, cn)
+		})
+	})
+	made := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			made++
+		case !errors.Is(err, errCancelUnderWay):
+			t.Errorf("cancel %d: %v", i, err)
+		}
+	}
+	if made != 1 {
+		t.Errorf("%d of %d concurrent cancels of one charge were made pending, want exactly 1", made, workers)
+	}
+}

@@ -32,7 +32,8 @@
 // that View cannot write; that concurrent Updates stay transactions of their
 // own if the engine shares one COMMIT among them (group commit); that the
 // rules decided inside an Update (the duplicate-charge rule, refunds within
-// the charge, one webhook per URL, read-modify-writes) hold when many Updates decide them at
+// the charge, one webhook per URL, one pending cancel, read-modify-writes)
+// hold when many Updates decide them at
 // once, as several processes on one database would.
 //
 // Files by area: accounts.go (merchants, users, stores), apptokens.go,
@@ -125,6 +126,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"ConcurrentRefunds", testConcurrentRefunds},
 		{"ConcurrentReadModifyWrite", testConcurrentReadModifyWrite},
 		{"ConcurrentWebhookURLs", testConcurrentWebhookURLs},
+		{"ConcurrentPendingCancels", testConcurrentPendingCancels},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
