@@ -150,6 +150,15 @@ perf:
 	@scripts/ensure-deps --perf
 	$(GO) run ./scripts/perf
 
+## perf-scaleout: `make perf` and, in the same run, the same paths on
+## PostgreSQL + Redis with one gateway process and with two on one schema
+## (scripts/perf/scaleout.go, about 3 minutes more; KESSAI_TEST_DATABASE_URL
+## and KESSAI_TEST_REDIS_URL say where they are)
+.PHONY: perf-scaleout
+perf-scaleout:
+	@scripts/ensure-deps --perf
+	PERF_SCALEOUT=1 $(GO) run ./scripts/perf
+
 ## bench-webhooks: webhook deliveries per second to a local receiver, and the
 ## delay from a change's commit to its delivery (median, p99), each beside
 ## the same receiver hit directly by net/http in the same run, over

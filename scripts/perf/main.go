@@ -23,6 +23,9 @@
 // the API's acceptance rate, with how long a charge waited from creation to
 // its final status (p50, p99).
 //
+// PERF_SCALEOUT=1 (`make perf-scaleout`) adds the same paths on PostgreSQL
+// + Redis, with one gateway process and with two (scaleout.go).
+//
 // PERF_PROFILE=1 also takes a CPU profile of the gateway under the read
 // load, in a fourth gateway round that is not counted, through its
 // loopback-only pprof listener (KESSAI_PPROF_ADDR); it is written to
@@ -112,6 +115,12 @@ func run() error {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return errors.New("wrk is not installed (scripts/ensure-deps --perf installs it)")
 	}
+	scale := env("PERF_SCALEOUT", "0") != "0"
+	if scale {
+		if err := scaleoutReachable(); err != nil {
+			return err
+		}
+	}
 	if st.scratch, err = os.MkdirTemp("", "kessai-perf-"); err != nil {
 		return err
 	}
@@ -145,6 +154,13 @@ func run() error {
 			return err
 		}
 		rows = append(rows, w...)
+	}
+	if scale {
+		s, err := scaleout(st, bin)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, s...)
 	}
 	fmt.Printf("\nperf: done in %s\n\n", time.Since(started).Round(time.Second))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
