@@ -6,6 +6,7 @@
 //	kessai apptoken create --store ID --mode test|live [--domain HOST]...
 //	kessai listen --forward-to URL [--gateway URL] [--token SECRET.JWT]
 //	kessai trigger EVENT [--gateway URL] [--token SECRET.JWT]
+//	kessai migrate --to POSTGRES_URL [--data-dir DIR]
 //
 // Configuration comes from the environment (KESSAI_ADDR, KESSAI_DEMO_ADDR,
 // KESSAI_DATA_DIR, KESSAI_PUBLIC_URL, KESSAI_DATABASE_URL, KESSAI_REDIS_URL,
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string) error {
 		return listen(ctx, args, os.Stdout)
 	case "trigger":
 		return trigger(ctx, args, os.Stdout)
+	case "migrate":
+		return migrateStore(ctx, args, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Println(usage)
 		return nil
@@ -65,4 +68,6 @@ const usage = `usage:
   kessai listen --forward-to URL [--gateway URL] [--token SECRET.JWT] [--secret whsec_…]
                                  forward the gateway's events to a local URL, signed
   kessai trigger EVENT [--gateway URL] [--token SECRET.JWT]
-                                 make the sandbox produce an event (charge_finished, …)`
+                                 make the sandbox produce an event (charge_finished, …)
+  kessai migrate --to POSTGRES_URL [--data-dir DIR]
+                                 copy the embedded store into an empty PostgreSQL schema`

@@ -22,6 +22,7 @@ import (
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
+	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/webhookhttp"
 	"github.com/kessai/kessai/web/demo"
 	"github.com/kessai/kessai/web/hosted"
@@ -147,22 +148,49 @@ type running struct {
 	errc       chan error
 	background *background
 	limiters   limiters
+	// lock is the data directory's while on the embedded store (LockDir).
+	lock io.Closer
+}
+
+// unlock releases the data directory's lock, once the store is closed.
+func (r *running) unlock() {
+	if r.lock != nil {
+		r.lock.Close()
+	}
 }
 
 // start opens the gateway and starts everything it runs: the background
 // work, then the HTTP servers on ports bound before it returns. What it
 // started is stopped again when it fails.
 func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_ *running, err error) {
+	// A gateway on the embedded store holds the data directory's lock,
+	// so that kessai migrate cannot copy the store while it takes charges
+	// (nor a second gateway run on it).
+	var lock io.Closer
+	if cfg.DatabaseURL == "" {
+		l, err := sqlite.LockDir(cfg.DataDir)
+		if errors.Is(err, sqlite.ErrLocked) {
+			return nil, fmt.Errorf("another process (a gateway, or kessai migrate) is using the embedded store in %s", cfg.DataDir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		lock = l
+	}
 	g, err := open(ctx, cfg, log, opts...)
 	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
 		return nil, err
 	}
-	r := &running{gateway: g, background: newBackground()}
+	r := &running{gateway: g, background: newBackground(), lock: lock}
 	defer func() {
 		if err != nil {
 			r.background.stop()
 			r.limiters.close()
 			g.db.Close()
+			r.unlock()
 		}
 	}()
 
@@ -303,7 +331,9 @@ func (r *running) shutdown() error {
 		}
 	}
 	r.background.stop()
-	return errors.Join(err, r.limiters.close(), r.db.Close())
+	err = errors.Join(err, r.limiters.close(), r.db.Close())
+	r.unlock()
+	return err
 }
 
 // background runs the goroutines of a gateway that serve no request (the
