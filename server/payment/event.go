@@ -85,15 +85,18 @@ type eventingStorage struct {
 }
 
 func (e *eventingStorage) Update(ctx context.Context, fn func(Tx) error) error {
-	var queued atomic.Bool
+	var queued, work atomic.Bool
 	var changed []uuid.UUID
 	err := e.Storage.Update(ctx, func(tx Tx) error {
 		queued.Store(false)
+		work.Store(false)
 		changed = changed[:0]
-		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued, changed: &changed})
+		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued, work: &work, changed: &changed})
 	})
-	if err == nil && queued.Load() {
+	if err == nil && work.Load() {
 		e.s.wakeWorker()
+	}
+	if err == nil && queued.Load() {
 		e.s.events.notify()
 		e.s.outbox.add(uuid.Nil, uuid.Nil, false, true)
 	}
@@ -110,6 +113,10 @@ type eventTx struct {
 	Tx
 	s      *Service
 	queued *atomic.Bool
+	// work: it queued work, or made some due, for the worker to wake to.
+	// An event that no webhook hears queues none: waking the worker for it
+	// cost an empty claim, a write of its own, per event.
+	work *atomic.Bool
 	// changed are objects whose long polls are woken once it commits
 	// (subscriptions, which change as a consequence of their charges).
 	changed *[]uuid.UUID
@@ -146,10 +153,26 @@ func (t *eventTx) emit(ctx context.Context, name string, merchantID, storeID uui
 		if err := t.Tx.CreateDelivery(ctx, d); err != nil {
 			return err
 		}
-		if err := t.Tx.EnqueueWork(ctx, WorkWebhookDelivery, d.ID, now); err != nil {
+		if err := t.EnqueueWork(ctx, WorkWebhookDelivery, d.ID, now); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+func (t *eventTx) EnqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {
+	if err := t.Tx.EnqueueWork(ctx, kind, id, due); err != nil {
+		return err
+	}
+	t.work.Store(true)
+	return nil
+}
+
+func (t *eventTx) RescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {
+	if err := t.Tx.RescheduleWork(ctx, kind, id, due); err != nil {
+		return err
+	}
+	t.work.Store(true)
 	return nil
 }
 
