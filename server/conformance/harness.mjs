@@ -14,7 +14,7 @@ import { execFile, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer as createHTTPServer } from "node:http";
+import { Agent as HTTPAgent, createServer as createHTTPServer, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,7 +75,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * second, and both say the second's address is the public URL, as processes
  * behind one load balancer do. So every token or charge may be processed by
  * either worker, and a long poll on the second is woken by a change the
- * first commits.
+ * first commits. With KESSAI_CONFORMANCE_SCALEOUT=alternate the SDK talks
+ * instead to a proxy in this process that sends each request to the other
+ * process than the last, as a round-robin load balancer does, so that what
+ * one request wrote the next reads through the other process.
  */
 export async function startGateway({ demo = false, env = {} } = {}) {
   if (!existsSync(BINARY)) {
@@ -90,7 +93,8 @@ export async function startGateway({ demo = false, env = {} } = {}) {
 async function startScaleout({ demo, env }) {
   const shared = await sharedBackends();
   const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
+  const balancerPort = SCALEOUT === "alternate" ? await freePort() : null;
+  const endpoint = `http://127.0.0.1:${balancerPort ?? port}`;
   const common = {
     KESSAI_DATABASE_URL: shared.databaseURL,
     KESSAI_REDIS_URL: shared.redisURL,
@@ -113,7 +117,49 @@ async function startScaleout({ demo, env }) {
     throw err;
   }
   const [first, second] = started;
+  if (balancerPort !== null) {
+    const balancer = await roundRobin(balancerPort, started);
+    const release = async () => {
+      await balancer.close();
+      await shared.release();
+    };
+    return client({ ...second, endpoint, port: balancerPort, credentials: first.credentials, demoEndpoint: first.demoEndpoint }, started, release);
+  }
   return client({ ...second, credentials: first.credentials, demoEndpoint: first.demoEndpoint }, started, shared.release);
+}
+
+/**
+ * A load balancer on port that forwards each request to the next of
+ * targets in turn, headers (Host included) and bodies as they come, and
+ * answers with the target's answer as it streams.
+ */
+async function roundRobin(port, targets) {
+  let next = 0;
+  const agent = new HTTPAgent({ keepAlive: true });
+  const server = createHTTPServer((req, res) => {
+    const target = targets[next++ % targets.length];
+    const upstream = httpRequest(
+      { host: "127.0.0.1", port: target.port, method: req.method, path: req.url, headers: req.headers, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode, answer.rawHeaders);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", (err) => {
+      if (!res.headersSent) res.writeHead(502, { "Content-Type": "text/plain" });
+      res.end(`round-robin balancer: ${target.label}: ${err.message}`);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        agent.destroy();
+        server.close(resolve);
+      }),
+  };
 }
 
 /**
@@ -295,7 +341,8 @@ function client(target, processes, release) {
 }
 
 // The scale-out mode's shared back ends (see startGateway).
-const SCALEOUT = process.env.KESSAI_CONFORMANCE_SCALEOUT === "1";
+// "1": the SDK talks to the second process; "alternate": to both in turn.
+const SCALEOUT = ["1", "alternate"].includes(process.env.KESSAI_CONFORMANCE_SCALEOUT) ? process.env.KESSAI_CONFORMANCE_SCALEOUT : "";
 const TEST_DATABASE_URL = process.env.KESSAI_TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/test?sslmode=disable";
 const TEST_REDIS_URL = process.env.KESSAI_TEST_REDIS_URL || "redis://127.0.0.1:6379/0";
 const BACKEND_TIMEOUT_MS = 10_000;
