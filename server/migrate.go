@@ -86,7 +86,7 @@ func migrateStore(ctx context.Context, args []string, out io.Writer) error {
 	}
 	dst, err := postgres.Open(ctx, *to)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return fmt.Errorf("migrate: opening %s: %w", redactedURL(*to), err)
 	}
 	defer dst.Close()
 

@@ -103,6 +103,9 @@ func seedStore(t *testing.T, g *testGateway) seeded {
 	charged = append(charged, idem.ID)
 	rcv.waitEvent(t, "charge_finished", paid)
 	rcv.waitEvent(t, "refund_finished", refund)
+	// Gone before the gateway on PostgreSQL starts, which delivers what
+	// is left to deliver: into a closed port, leaving no connection open.
+	rcv.Close()
 
 	s := seeded{charges: map[string]map[string]any{}}
 	c.listAll("/stores/"+g.storeID+"/charges", func(raw json.RawMessage) {
@@ -326,4 +329,111 @@ func compareLists(t *testing.T, src, dst payment.Storage, merchant, store uuid.U
 			t.Errorf("no %s to compare", name)
 		}
 	}
+}
+
+// TestMigrateRefuses: migrate changes nothing, and says why, when the
+// target is not an empty PostgreSQL schema, when a gateway is running on
+// the embedded store, or when there is no store or no target; a password
+// in the target's URL is never shown.
+func TestMigrateRefuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL under -short")
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	startGateway(t, gatewayOptions{dataDir: dataDir}).stop()
+	migrated := postgrestest.Schema(t)
+	if err := migrateStore(context.Background(), []string{"--data-dir", dataDir, "--to", migrated}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		dataDir string // default: the seeded store's
+		to      string // "fresh": a fresh schema
+		running bool   // a gateway runs on the store meanwhile
+		want    string
+	}{
+		{name: "non-empty target", to: migrated, want: "already holds data"},
+		{name: "gateway running", to: "fresh", running: true, want: "a gateway is running"},
+		{name: "no target", want: "KESSAI_DATABASE_URL"},
+		{name: "not a postgres URL", to: "mysql://u:hunter2@127.0.0.1/kessai", want: "--to must be a postgres://"},
+		{name: "unreachable", to: "postgres://u:hunter2@127.0.0.1:1/kessai?connect_timeout=5", want: "opening postgres://u:xxxxx@127.0.0.1:1/kessai"},
+		{name: "no store", dataDir: "empty", to: "fresh", want: "no embedded store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := dataDir
+			if tt.dataDir != "" {
+				dir = filepath.Join(t.TempDir(), tt.dataDir)
+			}
+			to := tt.to
+			if to == "fresh" {
+				to = postgrestest.Schema(t)
+			}
+			before := targetRows(t, to)
+			if tt.running {
+				g := startGateway(t, gatewayOptions{dataDir: dir})
+				defer g.stop()
+			}
+			args := []string{"--data-dir", dir}
+			if to != "" {
+				args = append(args, "--to", to)
+			}
+			var out bytes.Buffer
+			err := migrateStore(context.Background(), args, &out)
+			if err == nil {
+				t.Fatalf("migrate succeeded:\n%s", out.String())
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("migrate: %v; want it to say %q", err, tt.want)
+			}
+			if strings.Contains(err.Error()+out.String(), "hunter2") {
+				t.Errorf("migrate showed the URL's password: %v\n%s", err, out.String())
+			}
+			if after := targetRows(t, to); !reflect.DeepEqual(after, before) {
+				t.Errorf("the target's rows changed from %v to %v", before, after)
+			}
+		})
+	}
+}
+
+// targetRows counts the rows of the tables migrate writes in the schema of
+// dbURL; nil when dbURL is no PostgreSQL database the test reaches.
+func targetRows(t *testing.T, dbURL string) map[string]int64 {
+	t.Helper()
+	if !strings.HasPrefix(dbURL, postgrestest.URL()[:strings.Index(postgrestest.URL(), "?")]) {
+		return nil
+	}
+	db, err := postgres.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows := map[string]int64{}
+	for _, table := range []string{"merchants", "stores", "app_tokens", "tokens", "charges", "work", "key_fingerprints"} {
+		if rows[table], err = db.Count(context.Background(), table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rows
+}
+
+// TestServeHoldsDataDirLock: a gateway on the embedded store holds the
+// data directory's lock, so a second one on the same directory refuses to
+// start, and releases it when it stops.
+func TestServeHoldsDataDirLock(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	g := startGateway(t, gatewayOptions{dataDir: dataDir})
+	cfg, _ := testConfig(t, gatewayOptions{dataDir: dataDir})
+	if r, err := start(context.Background(), cfg, newLoggerTo(&bytes.Buffer{}, cfg.LogLevel)); err == nil {
+		r.shutdown()
+		t.Fatal("a second gateway started on the embedded store a gateway is running on")
+	} else if !strings.Contains(err.Error(), "another process") {
+		t.Errorf("second gateway: %v", err)
+	}
+	g.stop()
+	l, err := sqlite.LockDir(dataDir)
+	if err != nil {
+		t.Fatalf("the stopped gateway still holds the lock: %v", err)
+	}
+	l.Close()
 }
