@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
@@ -71,6 +74,7 @@ func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 		r.background.run(func(ctx context.Context) { pages.SweepEvery(ctx, time.Minute) })
 		return limiters{api: api, pages: pages}, nil
 	}
+	goredis.SetLogger(redisLog{r.log})
 	client, err := redis.Open(ctx, cfg.RedisURL)
 	if err != nil {
 		return limiters{}, err
@@ -92,6 +96,15 @@ func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 	}
 	ls.api, ls.pages, ls.closer = api, pages, client
 	return ls, nil
+}
+
+// redisLog takes go-redis's own messages to slog at debug: it would print
+// "failed to dial" on every dial while Redis is down, and the limiter's
+// 503s and their log lines already tell the operator.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...))
 }
 
 func (l limiters) close() error {
