@@ -337,6 +337,7 @@ func mustUnmarshal(t *testing.T, raw []byte, v any) {
 // crashGateway is one run of the binary.
 type crashGateway struct {
 	cmd     *exec.Cmd
+	name    string
 	addr    string
 	dataDir string
 	stderr  string
@@ -344,7 +345,18 @@ type crashGateway struct {
 	waitErr error
 }
 
-func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string) *crashGateway {
+// startCrashGateway starts the binary and waits for its heartbeat; env
+// (KEY=value) is added to, or overrides, the crash test's settings.
+func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string, env ...string) *crashGateway {
+	t.Helper()
+	g := launchCrashGateway(t, bin, dataDir, port, name, env...)
+	g.waitReady(t)
+	return g
+}
+
+// launchCrashGateway starts the binary without waiting for it to be ready,
+// so that several can start at the same moment.
+func launchCrashGateway(t *testing.T, bin, dataDir string, port int, name string, extra ...string) *crashGateway {
 	t.Helper()
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -362,6 +374,8 @@ func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string)
 		"KESSAI_DATA_DIR="+dataDir,
 		"KESSAI_SANDBOX_LATENCY=300ms",
 	)
+	// The last of duplicate keys is the one the process sees.
+	env = append(env, extra...)
 	logPath := filepath.Join(filepath.Dir(dataDir), name+".stderr.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -374,7 +388,7 @@ func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	g := &crashGateway{cmd: cmd, addr: addr, dataDir: dataDir, stderr: logPath, done: make(chan struct{})}
+	g := &crashGateway{cmd: cmd, name: name, addr: addr, dataDir: dataDir, stderr: logPath, done: make(chan struct{})}
 	go func() {
 		g.waitErr = cmd.Wait()
 		logFile.Close()
@@ -393,23 +407,28 @@ func startCrashGateway(t *testing.T, bin, dataDir string, port int, name string)
 			t.Logf("%s gateway stderr (last lines):\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
 		}
 	})
+	return g
+}
 
+// waitReady waits for the gateway's heartbeat and fails t if it exits
+// first.
+func (g *crashGateway) waitReady(t *testing.T) {
+	t.Helper()
 	client := &http.Client{Timeout: time.Second}
-	kessaitest.WaitFor(t, 20*time.Second, "the "+name+" gateway's heartbeat", func() bool {
+	kessaitest.WaitFor(t, 20*time.Second, "the "+g.name+" gateway's heartbeat", func() bool {
 		select {
 		case <-g.done:
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("%s gateway exited before it was ready: %v\n%s", name, g.waitErr, b)
+			b, _ := os.ReadFile(g.stderr)
+			t.Fatalf("%s gateway exited before it was ready: %v\n%s", g.name, g.waitErr, b)
 		default:
 		}
-		res, err := client.Get("http://" + addr + "/heartbeat")
+		res, err := client.Get("http://" + g.addr + "/heartbeat")
 		if err != nil {
 			return false
 		}
 		res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	})
-	return g
 }
 
 func (g *crashGateway) credentials(t *testing.T) credentials {
