@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -88,6 +89,8 @@ func scaleRedisURL() string {
 // scaleRedis opens the test Redis, failing with how to start it.
 func scaleRedis(t *testing.T) *goredis.Client {
 	t.Helper()
+	// One message, not go-redis's line per failed dial.
+	goredis.SetLogger(redisLog{slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	client, err := kredis.Open(ctx, scaleRedisURL())
