@@ -238,6 +238,13 @@ func TestMigrate(t *testing.T) {
 		t.Errorf("%d work items claimable on PostgreSQL, want all %d", got, want)
 	}
 
+	// The queue numbers new items after the copied ones.
+	if err := dst.Update(context.Background(), func(tx payment.Tx) error {
+		return tx.EnqueueWork(context.Background(), payment.WorkKind("capture"), uuid.New(), time.Now().Add(time.Hour))
+	}); err != nil {
+		t.Errorf("queueing work after the copy: %v", err)
+	}
+
 	// A gateway on PostgreSQL, with the data directory's keys.
 	g = startGateway(t, gatewayOptions{dataDir: dataDir, configure: func(c *config) { c.DatabaseURL = dbURL }})
 	if g.auth != auth {
