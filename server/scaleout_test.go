@@ -313,19 +313,41 @@ func testScaleFirstStart(t *testing.T, sc *scaleCluster) {
 	if merchants != 1 || stores != 1 {
 		t.Fatalf("%d merchants and %d stores after two first starts at once, want 1 and 1", merchants, stores)
 	}
-	ca, cb := a.credentials(t), b.credentials(t)
-	if ca.StoreID != cb.StoreID || ca.MerchantID != cb.MerchantID {
-		t.Fatalf("A's demo store %s (merchant %s), B's %s (merchant %s): want one", ca.StoreID, ca.MerchantID, cb.StoreID, cb.MerchantID)
+	// The process that seeded holds the demo credentials; the other has
+	// none (renewing them would reset the console password under the
+	// first and spend an app token at every start of a fresh process).
+	// They work on both.
+	seeder, other := a, b
+	if !hasCredentials(a) {
+		seeder, other = b, a
 	}
-	for _, cross := range []struct {
-		creds credentials
-		gw    *crashGateway
-	}{{ca, b}, {cb, a}} {
-		c := &crashClient{t: t, base: "http://" + cross.gw.addr, auth: "Bearer " + cross.creds.Secret + "." + cross.creds.JWT}
-		c.get("/stores/"+cross.creds.StoreID, nil)
+	if hasCredentials(other) {
+		t.Fatalf("both processes wrote demo credentials")
+	}
+	creds := seeder.credentials(t)
+	for _, gw := range []*crashGateway{a, b} {
+		c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT}
+		c.get("/stores/"+creds.StoreID, nil)
+	}
+	// A third process with a fresh data directory spends no app token.
+	c := sc.launch("C")
+	c.waitReady(t)
+	var tokens int
+	if err := holder.QueryRow(t.Context(), `SELECT COUNT(*) FROM app_tokens WHERE revoked_on IS NULL`).Scan(&tokens); err != nil {
+		t.Fatal(err)
+	}
+	if tokens != 1 || hasCredentials(c) {
+		t.Errorf("%d active app tokens after three processes started (C wrote credentials: %v), want the seeder's one", tokens, hasCredentials(c))
 	}
 	a.terminate(t)
 	b.terminate(t)
+	c.terminate(t)
+}
+
+// hasCredentials reports whether g wrote demo credentials.
+func hasCredentials(g *crashGateway) bool {
+	_, err := os.Stat(filepath.Join(g.dataDir, credentialsFile))
+	return err == nil
 }
 
 // testScaleRateBudget: the exact bucket (V12) is one budget in Redis, not

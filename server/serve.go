@@ -250,7 +250,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	// The event streams (kessai listen) never go idle: a shutdown ends them
 	// rather than wait its whole timeout on them.
 	r.servers[0].RegisterOnShutdown(apiServer.EndStreams)
-	if cfg.DemoAddr != "" {
+	if cfg.DemoAddr != "" && r.creds == nil {
+		log.Warn("the demo storefront is off: this process has no demo credentials")
+	}
+	if cfg.DemoAddr != "" && r.creds != nil {
 		demo, err := demo.New(demo.Config{
 			GatewayURL: cfg.PublicURL, JWT: r.creds.JWT, Secret: r.creds.Secret, StoreID: r.creds.StoreID,
 			DataDir: cfg.DataDir, Logger: log,
@@ -452,8 +455,19 @@ func (g *gateway) demoCredentials(ctx context.Context) (*credentials, error) {
 			return saved, writeCredentials(path, saved)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			g.log.Warn("demo credentials unreadable; issuing new ones", "path", path, "error", err)
+			g.log.Warn("demo credentials unreadable", "path", path, "error", err)
 		}
+		if g.cfg.DatabaseURL != "" {
+			// A database that processes share was seeded by one of them.
+			// Renewing here would reset the demo console password under
+			// the others and spend one of the store's app tokens at every
+			// start of a process with a fresh data directory, until the
+			// 21st could not start at all.
+			g.log.Warn("the database was seeded by another process: its demo credentials are in that process's data directory; "+
+				"copy its "+credentialsFile+" here, or issue a token with kessai apptoken create", "path", path)
+			return nil, nil
+		}
+		g.log.Warn("issuing new demo credentials", "path", path)
 		if demo, err = g.service.RenewDemo(ctx, g.demoDomains()); err != nil {
 			return nil, err
 		}
@@ -508,6 +522,19 @@ func writeCredentials(path string, c *credentials) error {
 }
 
 func printBanner(w io.Writer, cfg config, c *credentials) {
+	if c == nil {
+		fmt.Fprintf(w, `
+Kessai is running.
+
+  API and hosted pages  %s
+  Widget loader         %s/static/checkout.js
+
+This process shares a database seeded by another one, whose data directory
+holds the demo credentials (%s).
+
+`, cfg.PublicURL, cfg.PublicURL, credentialsFile)
+		return
+	}
 	start := "Open the demo storefront: " + c.DemoURL
 	if c.DemoURL == "" {
 		start = "The demo storefront is off (KESSAI_DEMO_ADDR is empty)."
