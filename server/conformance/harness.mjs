@@ -86,6 +86,10 @@ export async function startGateway({ demo = false, env = {} } = {}) {
   }
   if (SCALEOUT) return startScaleout({ demo, env });
   const gateway = await launch({ demo, env });
+  if (!gateway.credentials) {
+    await gateway.stop();
+    throw new Error("the gateway wrote no demo-credentials.json on its first start");
+  }
   return client(gateway, [gateway], async () => {});
 }
 
@@ -110,6 +114,7 @@ async function startScaleout({ demo, env }) {
     // The first seeds the demo account (and runs the storefront, if asked);
     // the second, started once the schema is migrated and seeded, finds them.
     started.push(await launch({ demo, env: common, label: "gateway 1" }));
+    if (!started[0].credentials) throw new Error("gateway 1 seeded the schema but wrote no demo-credentials.json");
     started.push(await launch({ port, env: common, label: "gateway 2" }));
   } catch (err) {
     await Promise.allSettled(started.map((g) => g.stop()));
@@ -245,7 +250,12 @@ async function launch({ demo = false, env = {}, port, label = "gateway" }) {
     await sleep(50);
   }
 
-  const credentials = JSON.parse(await readFile(join(dataDir, "demo-credentials.json"), "utf8"));
+  // Only the process that seeded the database has demo credentials: one
+  // that finds a shared database seeded by another starts without them.
+  const credentials = await readFile(join(dataDir, "demo-credentials.json"), "utf8").then(JSON.parse, (err) => {
+    if (err.code === "ENOENT") return null;
+    throw err;
+  });
 
   /** SIGTERM, then the contract: drain and exit 0. */
   const stop = async () => {
