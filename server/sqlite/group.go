@@ -99,7 +99,7 @@ type querier interface {
 // uncancelled runs a member's statements without letting its context
 // interrupt them (see Cancellation above); its values still reach the
 // driver. The write connection keeps the statements prepared across
-// groups (writestmt.go).
+// groups (keptstmt.go).
 type uncancelled struct{ g *group }
 
 func (u uncancelled) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {

@@ -33,7 +33,7 @@ func keptStmts(t *testing.T, conn *sql.Conn) int {
 	t.Helper()
 	n := -1
 	if err := conn.Raw(func(dc any) error {
-		c := dc.(*readConn)
+		c := dc.(*keptConn)
 		c.mu.Lock()
 		n = len(c.stmts)
 		c.mu.Unlock()

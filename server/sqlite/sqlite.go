@@ -80,7 +80,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(max(4, runtime.NumCPU()))
 	// Keep them all: a connection closed when idle and opened again on
-	// the next burst loses the statements it kept (readstmt.go).
+	// the next burst loses the statements it kept (keptstmt.go).
 	read.SetMaxIdleConns(max(4, runtime.NumCPU()))
 	db := &DB{write: write, read: read, writer: newGroupWriter(write)}
 	if err := db.migrate(ctx); err != nil {

@@ -36,7 +36,7 @@ func keptWriteStmts(t *testing.T, db *DB, query string) (int, bool) {
 	defer conn.Close()
 	n, kept := -1, false
 	if err := conn.Raw(func(dc any) error {
-		c := dc.(*writeConn)
+		c := dc.(*keptConn)
 		c.mu.Lock()
 		n = len(c.stmts)
 		_, kept = c.stmts[query]
