@@ -152,7 +152,7 @@ perf:
 
 ## perf-scaleout: `make perf` and, in the same run, the same paths on
 ## PostgreSQL + Redis with one gateway process and with two on one schema
-## (scripts/perf/scaleout.go, about 3 minutes more; KESSAI_TEST_DATABASE_URL
+## (scripts/perf/scaleout.go, 3.5 minutes in all; KESSAI_TEST_DATABASE_URL
 ## and KESSAI_TEST_REDIS_URL say where they are)
 .PHONY: perf-scaleout
 perf-scaleout:
