@@ -256,8 +256,16 @@ func retryable(err error) bool {
 // aborted keeps the first error that aborted the transaction as a
 // conflict with another (retryable), whatever the caller does with it.
 type querier struct {
-	tx      pgx.Tx
+	tx      statements
 	aborted *error
+}
+
+// statements is what a querier runs its statements on: a transaction, or
+// the pool itself for a one-read view (viewone.go).
+type statements interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 func (q querier) note(err error) error {

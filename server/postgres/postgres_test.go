@@ -146,3 +146,7 @@ func TestClaimWorkSkipsLocked(t *testing.T) {
 		t.Errorf("claims took %v and %v, want %s then %s", a, b, first, second)
 	}
 }
+
+func TestOneReadViews(t *testing.T) {
+	storagetest.RunOneReadViews(t, func(t *testing.T) payment.Storage { return postgrestest.Open(t) })
+}

@@ -210,3 +210,9 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		t.Fatalf("files beside the data directory: %q", names)
 	}
 }
+
+func TestOneReadViews(t *testing.T) {
+	storagetest.RunOneReadViews(t, func(t *testing.T) payment.Storage {
+		return open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	})
+}
