@@ -614,10 +614,11 @@ func (s *Service) capture(ctx context.Context, w Work) error {
 // queues makes the acquirer call. A charge the merchant captured, voided,
 // or asked to capture or void before then is left as it is: the merchant's
 // own decision came first.
+//
+// The capture item is due at once; the Update that queues it wakes the
+// worker (eventingStorage), so it does not wait for the next tick.
 func (s *Service) scheduledCapture(ctx context.Context, w Work) error {
-	requested := false
-	err := s.storage.Update(ctx, func(tx Tx) error {
-		requested = false
+	return s.storage.Update(ctx, func(tx Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -629,15 +630,8 @@ func (s *Service) scheduledCapture(ctx context.Context, w Work) error {
 		if err != nil || canceling {
 			return err
 		}
-		requested = true
 		return requestCapture(ctx, tx, ch, *ch.ChargedAmount, s.clock.Now())
 	})
-	if err == nil && requested {
-		// The capture is due now; without a wake it would wait for the
-		// next tick.
-		s.wakeWorker()
-	}
-	return err
 }
 
 func (s *Service) refund(ctx context.Context, w Work) error {
