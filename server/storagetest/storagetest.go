@@ -45,8 +45,9 @@
 // transactions.go
 // (NOT_FOUND, duplicate ids, rollback, read-only views), concurrent.go
 // (concurrent Updates), concurrentrules.go (rules under concurrency),
-// idempotency.go (payment.IdempotencyStore, RunIdempotency); compare.go holds
-// the reflection helpers.
+// idempotency.go (payment.IdempotencyStore, RunIdempotency), viewone.go
+// (payment.OneReadViewer, RunOneReadViews); compare.go holds the
+// reflection helpers.
 package storagetest
 
 import (
