@@ -3,9 +3,11 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kessai/kessai/server/payment"
 )
@@ -200,20 +202,36 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 		}, func(t *testing.T) int64 { return int64(readSubscription(t, s, sub.ID).PaymentsMade) }, int64(sub.PaymentsMade)},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			errs := concurrently(workers, func(int) error {
-				ctx := context.Background()
-				return s.Update(ctx, func(tx payment.Tx) error { return c.increment(ctx, tx) })
-			})
-			for i, err := range errs {
-				if err != nil {
-					t.Errorf("update %d: %v", i, err)
+		// The second round's functions hide the engine's errors behind
+		// their own (%v, not %w), as a rule's code may: an engine that
+		// retries conflicts must still know its transaction failed.
+		for _, wrap := range []bool{false, true} {
+			name := c.name
+			if wrap {
+				name += "/ErrorsWrapped"
+			}
+			t.Run(name, func(t *testing.T) {
+				before := c.read(t)
+				errs := concurrently(workers, func(int) error {
+					ctx := context.Background()
+					return s.Update(ctx, func(tx payment.Tx) error {
+						err := c.increment(ctx, tx)
+						if err != nil && wrap {
+							return fmt.Errorf("increment: %v", err)
+						}
+						return err
+					})
+				})
+				for i, err := range errs {
+					if err != nil {
+						t.Errorf("update %d: %v", i, err)
+					}
 				}
-			}
-			if got, want := c.read(t), c.before+workers; got != want {
-				t.Errorf("after %d concurrent increments: %d, want %d (%d lost)", workers, got, want, want-got)
-			}
-		})
+				if got, want := c.read(t), before+workers; got != want {
+					t.Errorf("after %d concurrent increments: %d, want %d (%d lost)", workers, got, want, want-got)
+				}
+			})
+		}
 	}
 }
 
@@ -300,5 +318,55 @@ func testConcurrentPendingCancels(t *testing.T, s payment.Storage) {
 	}
 	if made != 1 {
 		t.Errorf("%d of %d concurrent cancels of one charge were made pending, want exactly 1", made, workers)
+	}
+}
+
+// testSnapshotWithinUpdate: an Update reads one snapshot throughout, so a
+// rule that reads twice never decides on two states. While an Update is
+// between two reads of a merchant's stores, another Update adds one and is
+// given up to half a second to commit (an engine with one writer makes it
+// wait instead): the first Update's second read still lists what its
+// first did.
+func testSnapshotWithinUpdate(t *testing.T, s payment.Storage) {
+	ctx := t.Context()
+	w := newTenants(t, s)
+	between, added := make(chan struct{}), make(chan error, 1)
+	go func() {
+		<-between
+		added <- s.Update(context.Background(), func(tx payment.Tx) error {
+			return tx.CreateStore(ctx, newStore(w.m.ID, 9))
+		})
+	}()
+	count := func(tx payment.Tx) (int, error) {
+		page, err := tx.ListStores(ctx, w.m.ID, payment.ListParams{Limit: payment.MaxLimit})
+		return len(page.Items), err
+	}
+	var first, second int
+	err := s.Update(ctx, func(tx payment.Tx) error {
+		var err error
+		if first, err = count(tx); err != nil {
+			return err
+		}
+		select {
+		case <-between:
+		default:
+			close(between)
+		}
+		select {
+		case err := <-added:
+			added <- err
+		case <-time.After(500 * time.Millisecond):
+		}
+		second, err = count(tx)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-added; err != nil {
+		t.Fatal(err)
+	}
+	if second != first {
+		t.Errorf("an Update listed %d stores, then %d: another Update's write appeared in the middle of it", first, second)
 	}
 }

@@ -128,6 +128,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"ConcurrentReadModifyWrite", testConcurrentReadModifyWrite},
 		{"ConcurrentWebhookURLs", testConcurrentWebhookURLs},
 		{"ConcurrentPendingCancels", testConcurrentPendingCancels},
+		{"SnapshotWithinUpdate", testSnapshotWithinUpdate},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
