@@ -264,24 +264,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	// The ledger: each charge and refund once, with its object's status.
-	type line struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Status   string `json:"status"`
-		ChargeID string `json:"charge_id"`
-	}
-	lines := map[string]line{}
-	c.listAll("/transaction_history", func(raw json.RawMessage) {
-		var l line
-		mustUnmarshal(t, raw, &l)
-		if _, dup := lines[l.ID]; dup {
-			t.Errorf("ledger lists %s %s twice", l.Type, l.ID)
-		}
-		lines[l.ID] = l
-		if l.Status == "pending" {
-			t.Errorf("ledger line %s %s is still pending", l.Type, l.ID)
-		}
-	})
+	lines := c.ledger()
 	for id, st := range final {
 		l, ok := lines[id]
 		switch {
@@ -676,4 +659,30 @@ func (c *crashClient) listAll(path string, each func(json.RawMessage)) {
 		cursor = last.ID
 	}
 	c.t.Fatalf("GET %s: too many pages", path)
+}
+
+// ledgerLine is a line of the transaction history.
+type ledgerLine struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Status   string `json:"status"`
+	ChargeID string `json:"charge_id"`
+}
+
+// ledger reads the whole transaction history by id, failing the test for
+// a line listed twice or still pending.
+func (c *crashClient) ledger() map[string]ledgerLine {
+	lines := map[string]ledgerLine{}
+	c.listAll("/transaction_history", func(raw json.RawMessage) {
+		var l ledgerLine
+		mustUnmarshal(c.t, raw, &l)
+		if _, dup := lines[l.ID]; dup {
+			c.t.Errorf("ledger lists %s %s twice", l.Type, l.ID)
+		}
+		lines[l.ID] = l
+		if l.Status == "pending" {
+			c.t.Errorf("ledger line %s %s is still pending", l.Type, l.ID)
+		}
+	})
+	return lines
 }

@@ -763,24 +763,7 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 
 	// The ledger: each charge and refund once, with its final status; an
 	// authorization done twice would show twice.
-	type line struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Status   string `json:"status"`
-		ChargeID string `json:"charge_id"`
-	}
-	lines := map[string]line{}
-	cb.listAll("/transaction_history", func(raw json.RawMessage) {
-		var l line
-		mustUnmarshal(t, raw, &l)
-		if _, dup := lines[l.ID]; dup {
-			t.Errorf("ledger lists %s %s twice", l.Type, l.ID)
-		}
-		lines[l.ID] = l
-		if l.Status == "pending" {
-			t.Errorf("ledger line %s %s is still pending", l.Type, l.ID)
-		}
-	})
+	lines := cb.ledger()
 	for id, st := range final {
 		if l, ok := lines[id]; !ok || l.Type != "charge" || l.Status != st {
 			t.Errorf("ledger line of charge %s: %+v (present %v), want charge/%s", id, l, ok, st)

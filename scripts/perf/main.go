@@ -261,6 +261,16 @@ func startGateway(st settings, bin string) (*gateway, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if g.auth, g.storeID, err = demoAuth(dataDir); err != nil {
+		g.stop()
+		return nil, err
+	}
+	return g, nil
+}
+
+// demoAuth reads the demo credentials a gateway wrote into dataDir: its
+// Authorization header value and its store's id.
+func demoAuth(dataDir string) (auth, storeID string, err error) {
 	var creds struct {
 		JWT, Secret string
 		StoreID     string `json:"store_id"`
@@ -270,11 +280,9 @@ func startGateway(st settings, bin string) (*gateway, error) {
 		err = json.Unmarshal(b, &creds)
 	}
 	if err != nil {
-		g.stop()
-		return nil, fmt.Errorf("demo credentials: %w", err)
+		return "", "", fmt.Errorf("demo credentials: %w", err)
 	}
-	g.auth, g.storeID = "Bearer "+creds.Secret+"."+creds.JWT, creds.StoreID
-	return g, nil
+	return "Bearer " + creds.Secret + "." + creds.JWT, creds.StoreID, nil
 }
 
 // cleanEnv is this process's environment without any KESSAI_ variable.

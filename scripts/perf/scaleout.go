@@ -174,19 +174,11 @@ func startCluster(st settings, bin string, n int, latency string) (*cluster, err
 		}
 		c.gateways = append(c.gateways, g)
 		if i == 0 {
-			var creds struct {
-				JWT, Secret string
-				StoreID     string `json:"store_id"`
-			}
-			b, err := os.ReadFile(filepath.Join(dataDir, "demo-credentials.json"))
-			if err == nil {
-				err = json.Unmarshal(b, &creds)
-			}
-			if err != nil {
+			var err error
+			if g.auth, g.storeID, err = demoAuth(dataDir); err != nil {
 				c.stop()
-				return nil, fmt.Errorf("demo credentials: %w", err)
+				return nil, err
 			}
-			g.auth, g.storeID = "Bearer "+creds.Secret+"."+creds.JWT, creds.StoreID
 		} else {
 			g.auth, g.storeID = c.gateways[0].auth, c.gateways[0].storeID
 		}

@@ -166,7 +166,6 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 		name      string
 		increment func(ctx context.Context, tx payment.Tx) error
 		read      func(t *testing.T) int64
-		before    int64
 	}{
 		{"Charge", func(ctx context.Context, tx payment.Tx) error {
 			c, err := tx.Charge(ctx, ch.ID)
@@ -175,7 +174,7 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 			}
 			c.CaptureAmount++
 			return tx.UpdateCharge(ctx, c)
-		}, func(t *testing.T) int64 { return readCharge(t, s, ch.ID).CaptureAmount }, ch.CaptureAmount},
+		}, func(t *testing.T) int64 { return readCharge(t, s, ch.ID).CaptureAmount }},
 		{"Token", func(ctx context.Context, tx payment.Tx) error {
 			k, err := tx.Token(ctx, tok.ID)
 			if err != nil {
@@ -183,7 +182,7 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 			}
 			k.Card.ExpYear++
 			return tx.UpdateToken(ctx, k)
-		}, func(t *testing.T) int64 { return int64(readToken(t, s, tok.ID).Card.ExpYear) }, int64(tok.Card.ExpYear)},
+		}, func(t *testing.T) int64 { return int64(readToken(t, s, tok.ID).Card.ExpYear) }},
 		{"Refund", func(ctx context.Context, tx payment.Tx) error {
 			x, err := tx.Refund(ctx, r.ID)
 			if err != nil {
@@ -191,7 +190,7 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 			}
 			x.Amount++
 			return tx.UpdateRefund(ctx, x)
-		}, func(t *testing.T) int64 { return readRefund(t, s, r.ID).Amount }, r.Amount},
+		}, func(t *testing.T) int64 { return readRefund(t, s, r.ID).Amount }},
 		{"Subscription", func(ctx context.Context, tx payment.Tx) error {
 			x, err := tx.Subscription(ctx, sub.ID)
 			if err != nil {
@@ -199,7 +198,7 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 			}
 			x.PaymentsMade++
 			return tx.UpdateSubscription(ctx, x)
-		}, func(t *testing.T) int64 { return int64(readSubscription(t, s, sub.ID).PaymentsMade) }, int64(sub.PaymentsMade)},
+		}, func(t *testing.T) int64 { return int64(readSubscription(t, s, sub.ID).PaymentsMade) }},
 	}
 	for _, c := range cases {
 		// The second round's functions hide the engine's errors behind
