@@ -53,11 +53,14 @@ func openStore(ctx context.Context, cfg config) (store, payment.ChangeFeed, erro
 const (
 	redisAPIPrefix   = "rl:api:"
 	redisPagesPrefix = "rl:pages:"
+	// redisSignInPrefix is the console's sign-in throttle's.
+	redisSignInPrefix = "rl:signin:"
 )
 
-// limiters are the API's and the hosted pages' rate limiters.
+// limiters are the API's and the hosted pages' rate limiters, and the
+// console's sign-in throttle's.
 type limiters struct {
-	api, pages limit.Limiter
+	api, pages, signIn limit.Limiter
 	// closer releases what they hold (the Redis client); nil for memory.
 	closer io.Closer
 }
@@ -72,7 +75,9 @@ func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 		r.background.run(func(ctx context.Context) { api.SweepEvery(ctx, time.Minute) })
 		pages := limit.NewMemory(limit.MemoryConfig{Clock: r.limitClock()})
 		r.background.run(func(ctx context.Context) { pages.SweepEvery(ctx, time.Minute) })
-		return limiters{api: api, pages: pages}, nil
+		signIn := limit.NewMemory(limit.MemoryConfig{Clock: r.limitClock()})
+		r.background.run(func(ctx context.Context) { signIn.SweepEvery(ctx, time.Minute) })
+		return limiters{api: api, pages: pages, signIn: signIn}, nil
 	}
 	goredis.SetLogger(redisLog{r.log})
 	client, err := redis.Open(ctx, cfg.RedisURL)
@@ -90,11 +95,13 @@ func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 	api, err := redis.NewLimiter(client, rc)
 	rc.Prefix = cfg.RedisPrefix + redisPagesPrefix
 	pages, perr := redis.NewLimiter(client, rc)
-	if err := errors.Join(err, perr); err != nil {
+	rc.Prefix = cfg.RedisPrefix + redisSignInPrefix
+	signIn, serr := redis.NewLimiter(client, rc)
+	if err := errors.Join(err, perr, serr); err != nil {
 		client.Close()
 		return limiters{}, fmt.Errorf("redis: %w", err)
 	}
-	ls.api, ls.pages, ls.closer = api, pages, client
+	ls.api, ls.pages, ls.signIn, ls.closer = api, pages, signIn, client
 	return ls, nil
 }
 

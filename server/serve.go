@@ -37,6 +37,9 @@ type gateway struct {
 	opts    options
 	// master is the key every other key is derived from (deriveKey).
 	master []byte
+	// throttle holds back console password guessers once serve gives it
+	// its limiter.
+	throttle *limitThrottle
 }
 
 // options are what tests change about a gateway that configuration does
@@ -84,7 +87,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		db.Close()
 		return nil, err
 	}
-	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master}
+	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master, throttle: &limitThrottle{}}
 	g.service = payment.NewService(db, g.clock(), codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
 		PublicOrigin: cfg.publicOrigin(),
@@ -96,6 +99,8 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		EncodeEvent:   api.EncodeEvent,
 		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
 		ChangeFeed:    feed,
+		Throttle:      g.throttle,
+		Logger:        log,
 	})
 	return g, nil
 }
@@ -210,6 +215,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		return nil, err
 	}
 	r.limiters = lims
+	g.throttle.set(lims.signIn)
 	idempotency := payment.NewIdempotency(g.db, g.clock(), payment.IdempotencyConfig{
 		FingerprintKey: deriveKey(g.master, "idempotency-fingerprint"),
 		// Longer than any request may run (the write timeout), so that a
@@ -236,6 +242,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	})
 	gatewayPages, err := hosted.New(hosted.Config{
 		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: deriveKey(g.master, "hosted-page-sessions"),
+		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies) },
 	})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,8 @@ type Caller struct {
 	token      *AppToken
 	withSecret bool
 	origin     string
+	// console is a merchant in the gateway's own console (ConsoleCaller).
+	console bool
 }
 
 // Token returns a copy of the caller's app token: changing it changes
@@ -33,6 +35,9 @@ func (c *Caller) Token() *AppToken {
 // WithSecret reports whether the request carried the token's secret: a
 // merchant's server rather than a browser.
 func (c *Caller) WithSecret() bool { return c.withSecret }
+
+// Console reports whether the caller is the merchant console.
+func (c *Caller) Console() bool { return c.console }
 
 // Origin is the browser origin the request came from, "" for none.
 func (c *Caller) Origin() string { return c.origin }

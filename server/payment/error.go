@@ -3,6 +3,7 @@ package payment
 import (
 	"errors"
 	"strings"
+	"time"
 )
 
 // Code is a machine-readable error code as the UnivaPay wire format spells
@@ -25,6 +26,9 @@ const (
 	CodeInternal            Code = "INTERNAL_SERVER_ERROR"
 	CodeServiceUnavailable  Code = "SERVICE_UNAVAILABLE_TRY_AGAIN"
 	CodeIdempotencyConflict Code = "IDEMPOTENCY_KEY_CONFLICT"
+	CodeInvalidCredentials  Code = "INVALID_CREDENTIALS"
+	CodeIncorrectPassword   Code = "INCORRECT_PASSWORD"
+	CodeExpiredLoginToken   Code = "EXPIRED_LOGIN_TOKEN"
 
 	CodeDirectCardTokenDisabled      Code = "DIRECT_CARD_TOKEN_CREATION_DISABLED"
 	CodeNoTestCardInLiveMode         Code = "NO_TEST_CARD_IN_LIVE_MODE"
@@ -80,6 +84,8 @@ type Error struct {
 	Code    Code
 	Fields  []FieldError
 	Message string
+	// RetryAfter is, for TOO_MANY_REQUESTS, how long to wait.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -121,10 +121,30 @@ type Tx interface {
 	CreateUser(ctx context.Context, u *User) error
 	UserByEmail(ctx context.Context, email string) (*User, error)
 	SetUserPassword(ctx context.Context, id uuid.UUID, hash []byte) error
+	User(ctx context.Context, id uuid.UUID) (*User, error)
+
+	// Console sessions and password resets (console.go), found by the
+	// keyed hash of their token. DeleteConsoleSessions deletes the user's
+	// sessions created before createdBefore or last seen before
+	// seenBefore. UsePasswordResets marks every unused reset of the user
+	// used at at. A read of a reset or a session in an Update is a read
+	// for writing: two Updates using one reset link cannot both see it
+	// unused.
+	CreateConsoleSession(ctx context.Context, s *ConsoleSession) error
+	ConsoleSession(ctx context.Context, tokenHash []byte) (*ConsoleSession, error)
+	UpdateConsoleSession(ctx context.Context, s *ConsoleSession) error
+	DeleteConsoleSession(ctx context.Context, tokenHash []byte) error
+	DeleteConsoleSessions(ctx context.Context, userID uuid.UUID, createdBefore, seenBefore time.Time) error
+	CreatePasswordReset(ctx context.Context, r *PasswordReset) error
+	PasswordReset(ctx context.Context, tokenHash []byte) (*PasswordReset, error)
+	UsePasswordResets(ctx context.Context, userID uuid.UUID, at time.Time) error
 
 	CreateStore(ctx context.Context, s *Store) error
 	Store(ctx context.Context, id uuid.UUID) (*Store, error)
 	ListStores(ctx context.Context, merchantID uuid.UUID, p ListParams) (Page[*Store], error)
+	// UpdateStore writes a store's name, PCI flag and settings. A read of
+	// a store in an Update is a read for writing.
+	UpdateStore(ctx context.Context, s *Store) error
 
 	CreateAppToken(ctx context.Context, t *AppToken) error
 	AppToken(ctx context.Context, id uuid.UUID) (*AppToken, error)
@@ -143,6 +163,10 @@ type Tx interface {
 	Charge(ctx context.Context, id uuid.UUID) (*Charge, error)
 	UpdateCharge(ctx context.Context, c *Charge) error
 	ListCharges(ctx context.Context, f ChargeFilter, p ListParams) (Page[*Charge], error)
+	// ChargeStats counts the charges f selects by status and currency
+	// and sums their requested amounts; a group without charges is not
+	// listed.
+	ChargeStats(ctx context.Context, f ChargeStatsFilter) ([]ChargeStat, error)
 	// RecentCharge reports whether a charge on the token for this amount
 	// and currency was accepted (not itself rejected as a duplicate) at or
 	// after since.

@@ -1,11 +1,13 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +49,12 @@ type Service struct {
 	// same database (both nil for one process alone).
 	feed   ChangeFeed
 	outbox *newsOutbox
+	// throttler holds back guessers of console passwords; resetMailer
+	// sends reset links, mailing counts those under way.
+	throttler   Throttle
+	resetMailer ResetMailer
+	mailing     sync.WaitGroup
+	logger      *slog.Logger
 }
 
 // Config is what a Service needs besides its parts.
@@ -84,6 +92,14 @@ type Config struct {
 	// ChangeFeed links the processes that share one database (see
 	// RunChangeFeed); nil for a process alone on its store.
 	ChangeFeed ChangeFeed
+	// Throttle holds back repeated console sign-ins and reset requests
+	// (nil: no throttling, for tests of other rules).
+	Throttle Throttle
+	// ResetMailer sends password reset links (nil: none are sent).
+	ResetMailer ResetMailer
+	// Logger records what goes wrong away from a request (default:
+	// slog.Default()).
+	Logger *slog.Logger
 }
 
 // NewService returns a Service over a storage engine.
@@ -118,6 +134,9 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		walletExpiry:  cfg.WalletExpiry,
 		encodeEvent:   cfg.EncodeEvent,
 		webhookSender: cfg.WebhookSender,
+		throttler:     cfg.Throttle,
+		resetMailer:   cfg.ResetMailer,
+		logger:        cmp.Or(cfg.Logger, slog.Default()),
 		auth:          authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}
 	if cfg.ChangeFeed != nil {

@@ -164,7 +164,7 @@ type NewToken struct {
 // own pages (the widget frame, the link form): a browser request without a
 // secret whose origin is the gateway itself.
 func (s *Service) fromGatewayPage(c *Caller) bool {
-	return !c.withSecret && c.origin != "" && s.publicOrigin != "" &&
+	return c.console || !c.withSecret && c.origin != "" && s.publicOrigin != "" &&
 		strings.EqualFold(strings.TrimRight(c.origin, "/"), s.publicOrigin)
 }
 

@@ -15,6 +15,7 @@ package hosted
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,12 @@ type Config struct {
 	// SessionKey authenticates the hosted pages' session cookies (at
 	// least 32 bytes).
 	SessionKey []byte
+	// ClientIP is a request's client address, as the API's rate limits
+	// see it (the trusted proxies' rule); nil takes the TCP peer.
+	ClientIP func(*http.Request) string
+	// Mailbox is the local mailbox the console shows when mail has no
+	// SMTP server to go to; nil when it has.
+	Mailbox Mailbox
 }
 
 // pages serves everything on the gateway's origin that is not the JSON
@@ -52,7 +59,7 @@ type pages struct {
 // here and everything else to the API. "/client/" mirrors UnivaPay's
 // widget host layout (/client/checkout.js), so a shop switching over only
 // changes the host.
-var Paths = []string{"/static/", "/client/", "/widget/", "/forms/", "/forms", sandboxRoot}
+var Paths = []string{"/static/", "/client/", "/widget/", "/forms/", "/forms", sandboxRoot, "/console", consoleRoot}
 
 // New returns the handler of the gateway's pages.
 func New(cfg Config) (http.Handler, error) {
@@ -60,6 +67,11 @@ func New(cfg Config) (http.Handler, error) {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
+	key, err := sessionKey(cfg.SessionKey, p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.cfg.SessionKey = key
 	mux := http.NewServeMux()
 	if err := p.staticRoutes(mux); err != nil {
 		return nil, err
@@ -73,7 +85,27 @@ func New(cfg Config) (http.Handler, error) {
 	if err := p.sandboxRoutes(mux); err != nil {
 		return nil, err
 	}
+	if err := p.consoleRoutes(mux); err != nil {
+		return nil, err
+	}
 	return mux, nil
+}
+
+// sessionKey is the configured key of the pages' cookies, or, without
+// one, a random key: cookies then last as long as the process.
+func sessionKey(key []byte, log *slog.Logger) ([]byte, error) {
+	if len(key) >= 32 {
+		return key, nil
+	}
+	if len(key) > 0 {
+		return nil, errors.New("hosted: the session key must be at least 32 bytes")
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	log.Warn("hosted pages: no session key configured; using a random one")
+	return key, nil
 }
 
 // assets are the files of static.FS, read once per process, with the

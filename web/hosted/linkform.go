@@ -113,17 +113,9 @@ func newLinkform(cfg Config, log *slog.Logger) (*linkform, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := cfg.SessionKey
-	if len(key) < 32 {
-		if len(key) > 0 {
-			return nil, errors.New("hosted: the session key must be at least 32 bytes")
-		}
-		// Without a configured key, sessions last as long as the process.
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		log.Warn("link form: no session key configured; using a random one")
+	key, err := sessionKey(cfg.SessionKey, log)
+	if err != nil {
+		return nil, err
 	}
 	pub, err := url.Parse(strings.TrimRight(cfg.PublicURL, "/"))
 	if err != nil || pub.Host == "" {

@@ -1,0 +1,135 @@
+package payment
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// CardBrands are the card brands a store may refuse, as the widget
+// (wasm/card) names them.
+func CardBrands() []string {
+	return []string{"visa", "mastercard", "jcb", "american_express", "diners_club", "discover", "unionpay", "maestro"}
+}
+
+// StoreUpdate changes a store's name and settings; a nil field stays as
+// it is.
+type StoreUpdate struct {
+	Name            *string
+	PCICompliant    *bool
+	CardEnabled     *bool
+	ThreeDSRequired *bool
+	// ForbiddenCardBrands replaces the list (empty: every brand).
+	ForbiddenCardBrands *[]string
+	RecurringType       *RecurringPrivilege
+	Theme               *Theme
+}
+
+// maxStoreName bounds a store's name.
+const maxStoreName = 100
+
+// validColour is a theme colour: #rgb or #rrggbb, which every page and
+// the widget's CSS can take as it is.
+func validColour(s string) bool {
+	if len(s) != 4 && len(s) != 7 || s[0] != '#' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (u *StoreUpdate) check() error {
+	var v Validation
+	if u.Name != nil {
+		*u.Name = strings.TrimSpace(*u.Name)
+		if *u.Name == "" {
+			v.Add("name", ReasonRequired)
+		} else {
+			checkText(&v, "name", *u.Name, maxStoreName)
+		}
+	}
+	if u.ForbiddenCardBrands != nil {
+		brands := []string{}
+		for _, b := range *u.ForbiddenCardBrands {
+			b = asciiLower(strings.TrimSpace(b))
+			if !slices.Contains(CardBrands(), b) {
+				v.Add("forbidden_card_brands", "BRAND_NOT_DEFINED")
+				break
+			}
+			if !slices.Contains(brands, b) {
+				brands = append(brands, b)
+			}
+		}
+		slices.Sort(brands)
+		*u.ForbiddenCardBrands = brands
+	}
+	if u.RecurringType != nil {
+		switch *u.RecurringType {
+		case RecurringNone, RecurringBounded, RecurringInfinite:
+		default:
+			v.Add("recurring_type", ReasonInvalidFormat)
+		}
+	}
+	if t := u.Theme; t != nil {
+		for _, f := range []struct{ name, value string }{
+			{"main_background", t.MainBackground}, {"secondary_background", t.SecondaryBackground},
+			{"main_color", t.MainColor}, {"main_text", t.MainText}, {"primary_text", t.PrimaryText},
+			{"secondary_text", t.SecondaryText}, {"base_text", t.BaseText}, {"body_background", t.BodyBackground},
+		} {
+			if !validColour(f.value) {
+				v.Add("theme."+f.name, ReasonInvalidFormat)
+			}
+		}
+	}
+	return v.Err()
+}
+
+// UpdateStore changes a store's name and settings: what GET /stores/{id}
+// shows as its configuration and GET /checkout_info gives the widget. It
+// needs the secret (a server or the console); another merchant's store is
+// NOT_FOUND.
+func (s *Service) UpdateStore(ctx context.Context, c *Caller, storeID uuid.UUID, u StoreUpdate) (*Store, error) {
+	if err := c.requireSecret(); err != nil {
+		return nil, err
+	}
+	if err := u.check(); err != nil {
+		return nil, err
+	}
+	var st *Store
+	err := s.storage.Update(ctx, func(tx Tx) error {
+		var err error
+		if st, err = s.visibleStore(ctx, tx, c, storeID); err != nil {
+			return err
+		}
+		if u.Name != nil {
+			st.Name = *u.Name
+		}
+		if u.PCICompliant != nil {
+			st.PCICompliant = *u.PCICompliant
+		}
+		if u.CardEnabled != nil {
+			st.Settings.CardEnabled = *u.CardEnabled
+		}
+		if u.ThreeDSRequired != nil {
+			st.Settings.ThreeDSRequired = *u.ThreeDSRequired
+		}
+		if u.ForbiddenCardBrands != nil {
+			st.Settings.ForbiddenCardBrands = *u.ForbiddenCardBrands
+		}
+		if u.RecurringType != nil {
+			st.Settings.RecurringType = *u.RecurringType
+		}
+		if u.Theme != nil {
+			st.Settings.Theme = *u.Theme
+		}
+		return tx.UpdateStore(ctx, st)
+	})
+	return st, err
+}

@@ -1,0 +1,257 @@
+package hosted
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/web/message"
+)
+
+// consoleRoutes serves the console: the pages before sign-in here, the
+// payments and the keys and settings in their own files.
+func (p *pages) consoleRoutes(mux *http.ServeMux) error {
+	c, err := newConsole(p.cfg, p.log, p.cfg.SessionKey)
+	if err != nil {
+		return err
+	}
+	mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, consoleRoot, http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("GET /console/signin", c.public(c.signInPage))
+	mux.HandleFunc("POST /console/signin", c.public(c.signIn))
+	mux.HandleFunc("POST /console/signout", c.signedIn(c.signOut))
+	mux.HandleFunc("GET /console/reset", c.public(c.resetRequestPage))
+	mux.HandleFunc("POST /console/reset", c.public(c.requestReset))
+	mux.HandleFunc("GET /console/reset/{token}", c.public(c.resetPage))
+	mux.HandleFunc("POST /console/reset/{token}", c.public(c.reset))
+	mux.HandleFunc("GET /console/mailbox", c.public(c.mailboxPage))
+	mux.HandleFunc("GET /console/account", c.signedIn(c.accountPage))
+	mux.HandleFunc("POST /console/account/password", c.signedIn(c.changePassword))
+	mux.HandleFunc("POST /console/mode", c.signedIn(c.switchMode))
+	c.paymentRoutes(mux)
+	c.keyRoutes(mux)
+	mux.HandleFunc("/console/", c.public(func(cr *consoleRequest) error {
+		return payment.NotFound("page")
+	}))
+	return nil
+}
+
+// signInView is the sign-in page's content.
+type signInView struct {
+	Email string
+	Next  string
+	// Wait is, after too many attempts, how many seconds to wait.
+	Wait int
+}
+
+func (c *console) signInPage(cr *consoleRequest) error {
+	if token, _ := cr.cookie.Values[cookieSession].(string); token != "" {
+		if _, err := c.svc.ConsoleSession(cr.r.Context(), token); err == nil {
+			c.redirect(cr, localPath(cr.r.URL.Query().Get("next")))
+			return nil
+		}
+	}
+	c.render(cr, http.StatusOK, "console_signin", "", signInView{Next: cr.r.URL.Query().Get("next")})
+	return nil
+}
+
+// signIn checks the form and, when it passes, starts a session in a
+// cookie written afresh: the session token is new, the pre-sign-in form
+// token is dropped, so nothing planted before sign-in survives it.
+func (c *console) signIn(cr *consoleRequest) error {
+	form := cr.r.PostForm
+	v := signInView{Email: form.Get("email"), Next: form.Get("next")}
+	token, _, err := c.svc.SignIn(cr.r.Context(), payment.SignInRequest{
+		Email: form.Get("email"), Password: form.Get("password"), ClientIP: c.clientIP(cr.r),
+	})
+	if err != nil {
+		var pe *payment.Error
+		if !errors.As(err, &pe) {
+			return err
+		}
+		status := http.StatusUnauthorized
+		if pe.Code == payment.CodeTooManyRequests {
+			status = http.StatusTooManyRequests
+			v.Wait = int((pe.RetryAfter + time.Second - 1) / time.Second)
+			cr.w.Header().Set("Retry-After", strconv.Itoa(max(1, v.Wait)))
+		}
+		view := c.view(cr, "title_signin", "", v)
+		view.Errors = c.errorTexts(cr.loc, err)
+		c.renderView(cr, status, "console_signin", view)
+		return nil
+	}
+	locale := cr.cookie.Values[cookieLocale]
+	cr.cookie.Values = map[any]any{cookieSession: token}
+	if locale != nil {
+		cr.cookie.Values[cookieLocale] = locale
+	}
+	c.redirect(cr, localPath(v.Next))
+	return nil
+}
+
+func (c *console) signOut(cr *consoleRequest) error {
+	if err := c.svc.SignOut(cr.r.Context(), cr.token); err != nil {
+		return err
+	}
+	delete(cr.cookie.Values, cookieSession)
+	return c.notice(cr, consoleRoot+"signin", "n_signed_out")
+}
+
+// resetView is the content of the reset pages.
+type resetView struct {
+	Email string
+	Token string
+	// Mailbox says that mail goes to the local mailbox.
+	Mailbox bool
+}
+
+func (c *console) resetRequestPage(cr *consoleRequest) error {
+	c.render(cr, http.StatusOK, "console_reset_request", "", resetView{Mailbox: c.mailbox != nil})
+	return nil
+}
+
+// requestReset asks for a link. The page says the same whether or not
+// the address has a user; only the daily limit and bad input answer
+// otherwise.
+func (c *console) requestReset(cr *consoleRequest) error {
+	email := cr.r.PostForm.Get("email")
+	err := c.svc.RequestPasswordReset(cr.r.Context(), payment.PasswordResetRequest{
+		Email: email, Locale: string(cr.loc), ClientIP: c.clientIP(cr.r),
+	})
+	if err != nil {
+		var pe *payment.Error
+		if !errors.As(err, &pe) {
+			return err
+		}
+		status := http.StatusBadRequest
+		if pe.Code == payment.CodeTooManyRequests {
+			status = http.StatusTooManyRequests
+		}
+		view := c.view(cr, "title_reset_request", "", resetView{Email: email, Mailbox: c.mailbox != nil})
+		view.Errors = c.errorTexts(cr.loc, err)
+		if pe.Code == payment.CodeResourceLimit {
+			view.Errors = []string{view.T["e_reset_limit"]}
+		}
+		c.renderView(cr, status, "console_reset_request", view)
+		return nil
+	}
+	c.render(cr, http.StatusOK, "console_reset_sent", "", resetView{Email: email, Mailbox: c.mailbox != nil})
+	return nil
+}
+
+func (c *console) resetPage(cr *consoleRequest) error {
+	token := cr.r.PathValue("token")
+	if err := c.svc.CheckPasswordReset(cr.r.Context(), token); err != nil {
+		return c.resetGone(cr, err)
+	}
+	c.render(cr, http.StatusOK, "console_reset", "", resetView{Token: token})
+	return nil
+}
+
+// resetGone is the page of a link that no longer works.
+func (c *console) resetGone(cr *consoleRequest, err error) error {
+	if !payment.IsNotFound(err) {
+		return err
+	}
+	c.fail(cr, http.StatusNotFound, "e_reset_gone")
+	return nil
+}
+
+func (c *console) reset(cr *consoleRequest) error {
+	token := cr.r.PathValue("token")
+	form := cr.r.PostForm
+	if form.Get("password") != form.Get("confirm") {
+		view := c.view(cr, "title_reset", "", resetView{Token: token})
+		view.Errors = []string{view.T["e_passwords_differ"]}
+		c.renderView(cr, http.StatusBadRequest, "console_reset", view)
+		return nil
+	}
+	err := c.svc.ResetPassword(cr.r.Context(), token, form.Get("password"))
+	if payment.IsNotFound(err) {
+		return c.resetGone(cr, err)
+	}
+	if payment.ErrorCode(err) == payment.CodeValidation {
+		view := c.view(cr, "title_reset", "", resetView{Token: token})
+		view.Errors = c.errorTexts(cr.loc, err)
+		c.renderView(cr, http.StatusBadRequest, "console_reset", view)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	delete(cr.cookie.Values, cookieSession)
+	return c.notice(cr, consoleRoot+"signin", "n_password_reset")
+}
+
+// mailboxView is the local mailbox's content.
+type mailboxView struct {
+	Messages []MailboxMessage
+}
+
+// mailboxPage shows the local mailbox, when mail has no SMTP server to go
+// to, to a browser on this machine only: the mails hold reset links.
+func (c *console) mailboxPage(cr *consoleRequest) error {
+	if c.mailbox == nil || !loopback(cr.r) || forwarded(cr.r) {
+		return payment.NotFound("mailbox")
+	}
+	c.render(cr, http.StatusOK, "console_mailbox", "mailbox", mailboxView{Messages: c.mailbox.Messages()})
+	return nil
+}
+
+// forwarded reports whether a proxy says it passed the request on: a
+// proxy on the same machine makes every request look local.
+func forwarded(r *http.Request) bool {
+	return slices.ContainsFunc([]string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"}, func(h string) bool {
+		return r.Header.Get(h) != ""
+	})
+}
+
+// accountView is the account page's content.
+type accountView struct{}
+
+func (c *console) accountPage(cr *consoleRequest) error {
+	c.render(cr, http.StatusOK, "console_account", "account", accountView{})
+	return nil
+}
+
+// changePassword sets a new password: every other session ends, and this
+// browser goes on in a new one.
+func (c *console) changePassword(cr *consoleRequest) error {
+	form := cr.r.PostForm
+	fail := func(status int, errs []string) error {
+		view := c.view(cr, "title_account", "account", accountView{})
+		view.Errors = errs
+		c.renderView(cr, status, "console_account", view)
+		return nil
+	}
+	if form.Get("new_password") != form.Get("confirm") {
+		return fail(http.StatusBadRequest, []string{message.Console.Get("e_passwords_differ", cr.loc)})
+	}
+	token, _, err := c.svc.ChangePassword(cr.r.Context(), cr.token, form.Get("current_password"), form.Get("new_password"), c.clientIP(cr.r))
+	var pe *payment.Error
+	if errors.As(err, &pe) && pe.Code != payment.CodeExpiredLoginToken {
+		status := http.StatusBadRequest
+		if pe.Code == payment.CodeTooManyRequests {
+			status = http.StatusTooManyRequests
+		}
+		return fail(status, c.errorTexts(cr.loc, err))
+	}
+	if err != nil {
+		return err
+	}
+	cr.cookie.Values[cookieSession] = token
+	return c.notice(cr, consoleRoot+"account", "n_password_changed")
+}
+
+// switchMode shows test or live objects from now on.
+func (c *console) switchMode(cr *consoleRequest) error {
+	if err := c.svc.SetConsoleMode(cr.r.Context(), cr.token, payment.Mode(cr.r.PostForm.Get("mode"))); err != nil {
+		return err
+	}
+	c.redirect(cr, localPath(cr.r.PostForm.Get("next")))
+	return nil
+}

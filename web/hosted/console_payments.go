@@ -1,0 +1,13 @@
+package hosted
+
+import "net/http"
+
+// paymentRoutes serves the dashboard and the payment pages.
+func (c *console) paymentRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /console/{$}", c.signedIn(c.dashboard))
+}
+
+func (c *console) dashboard(cr *consoleRequest) error {
+	c.render(cr, http.StatusOK, "console_dashboard", "dashboard", nil)
+	return nil
+}
