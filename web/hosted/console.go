@@ -78,6 +78,8 @@ type console struct {
 	// crossOrigin refuses unsafe requests that browsers mark as sent
 	// from another site, before any token is looked at.
 	crossOrigin *http.CrossOriginProtection
+	// routes are the patterns handle registered.
+	routes []string
 }
 
 func newConsole(cfg Config, log *slog.Logger, key []byte) (*console, error) {

@@ -21,23 +21,34 @@ func (p *pages) consoleRoutes(mux *http.ServeMux) error {
 	mux.HandleFunc("GET /console", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, consoleRoot, http.StatusMovedPermanently)
 	})
-	mux.HandleFunc("GET /console/signin", c.public(c.signInPage))
-	mux.HandleFunc("POST /console/signin", c.public(c.signIn))
-	mux.HandleFunc("POST /console/signout", c.signedIn(c.signOut))
-	mux.HandleFunc("GET /console/reset", c.public(c.resetRequestPage))
-	mux.HandleFunc("POST /console/reset", c.public(c.requestReset))
-	mux.HandleFunc("GET /console/reset/{token}", c.public(c.resetPage))
-	mux.HandleFunc("POST /console/reset/{token}", c.public(c.reset))
-	mux.HandleFunc("GET /console/mailbox", c.public(c.mailboxPage))
-	mux.HandleFunc("GET /console/account", c.signedIn(c.accountPage))
-	mux.HandleFunc("POST /console/account/password", c.signedIn(c.changePassword))
-	mux.HandleFunc("POST /console/mode", c.signedIn(c.switchMode))
+	c.handle(mux, "GET /console/signin", c.public(c.signInPage))
+	c.handle(mux, "POST /console/signin", c.public(c.signIn))
+	c.handle(mux, "POST /console/signout", c.signedIn(c.signOut))
+	c.handle(mux, "GET /console/reset", c.public(c.resetRequestPage))
+	c.handle(mux, "POST /console/reset", c.public(c.requestReset))
+	c.handle(mux, "GET /console/reset/{reset}", c.public(c.resetPage))
+	c.handle(mux, "POST /console/reset/{reset}", c.public(c.reset))
+	c.handle(mux, "GET /console/mailbox", c.public(c.mailboxPage))
+	c.handle(mux, "GET /console/account", c.signedIn(c.accountPage))
+	c.handle(mux, "POST /console/account/password", c.signedIn(c.changePassword))
+	c.handle(mux, "POST /console/mode", c.signedIn(c.switchMode))
 	c.paymentRoutes(mux)
 	c.keyRoutes(mux)
 	mux.HandleFunc("/console/", c.public(func(cr *consoleRequest) error {
 		return payment.NotFound("page")
 	}))
+	p.console = c
 	return nil
+}
+
+// handle registers a console page and records its pattern: the handler
+// tests walk every route (CSRF on every form, other tenants' and other
+// modes' ids on every path), so none can be added and forgotten. Path
+// parameters are named after what they hold: {store}, {charge},
+// {apptoken}, {webhook}, {event}, {reset}.
+func (c *console) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	c.routes = append(c.routes, pattern)
+	mux.HandleFunc(pattern, h)
 }
 
 // signInView is the sign-in page's content.
@@ -144,7 +155,7 @@ func (c *console) requestReset(cr *consoleRequest) error {
 }
 
 func (c *console) resetPage(cr *consoleRequest) error {
-	token := cr.r.PathValue("token")
+	token := cr.r.PathValue("reset")
 	if err := c.svc.CheckPasswordReset(cr.r.Context(), token); err != nil {
 		return c.resetGone(cr, err)
 	}
@@ -162,7 +173,7 @@ func (c *console) resetGone(cr *consoleRequest, err error) error {
 }
 
 func (c *console) reset(cr *consoleRequest) error {
-	token := cr.r.PathValue("token")
+	token := cr.r.PathValue("reset")
 	form := cr.r.PostForm
 	if form.Get("password") != form.Get("confirm") {
 		view := c.view(cr, "title_reset", "", resetView{Token: token})

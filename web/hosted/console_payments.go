@@ -4,7 +4,7 @@ import "net/http"
 
 // paymentRoutes serves the dashboard and the payment pages.
 func (c *console) paymentRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /console/{$}", c.signedIn(c.dashboard))
+	c.handle(mux, "GET /console/{$}", c.signedIn(c.dashboard))
 }
 
 func (c *console) dashboard(cr *consoleRequest) error {

@@ -53,6 +53,8 @@ type Config struct {
 type pages struct {
 	cfg Config
 	log *slog.Logger
+	// console is the merchant console, for tests to walk its routes.
+	console *console
 }
 
 // Paths are the path prefixes New serves; the gateway's main routes them
