@@ -109,6 +109,7 @@ func (s *Server) routes() *mux.Router {
 	r.HandleFunc("/stores/{storeId}", s.authed(s.getStore)).Methods(http.MethodGet)
 	r.HandleFunc("/checkout_info", s.authed(s.getCheckoutInfo)).Methods(http.MethodGet)
 	r.HandleFunc("/stores/{storeId}/create_customer_id", s.authed(s.createCustomerID)).Methods(http.MethodPost)
+	r.HandleFunc("/password_resets", s.requestPasswordReset).Methods(http.MethodPost)
 
 	s.paymentRoutes(r)
 	s.subscriptionRoutes(r)

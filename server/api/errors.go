@@ -49,6 +49,9 @@ var statusByCode = map[payment.Code]int{
 	payment.CodeWebhookURLExists:             http.StatusConflict,
 	payment.CodeBodyTooLarge:                 http.StatusRequestEntityTooLarge,
 	payment.CodeTooManyRequests:              http.StatusTooManyRequests,
+	payment.CodeInvalidCredentials:           http.StatusUnauthorized,
+	payment.CodeIncorrectPassword:            http.StatusBadRequest,
+	payment.CodeExpiredLoginToken:            http.StatusUnauthorized,
 	payment.CodeInternal:                     http.StatusInternalServerError,
 	payment.CodeServiceUnavailable:           http.StatusServiceUnavailable,
 }
