@@ -153,7 +153,11 @@ func (s *Service) RevokeAppToken(ctx context.Context, c *Caller, storeID, id uui
 		if err != nil {
 			return err
 		}
-		if tok.MerchantID != owner.MerchantID || tok.StoreID != owner.StoreID || !tok.Active() {
+		// A test credential must not be a way to end live ones, as it is
+		// none to make them (CreateAppToken): a test-mode caller (a test
+		// token, the console in test mode) does not find live tokens.
+		if tok.MerchantID != owner.MerchantID || tok.StoreID != owner.StoreID || !tok.Active() ||
+			c.token.Mode == ModeTest && tok.Mode == ModeLive {
 			return NotFound("app token")
 		}
 		now := s.clock.Now()

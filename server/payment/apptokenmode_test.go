@@ -1,0 +1,42 @@
+package payment_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
+	"github.com/kessai/kessai/server/payment"
+)
+
+// TestTestCallerCannotRevokeLiveTokens: a test-mode caller does not find
+// a live-mode token to revoke (as it may not create one); a live-mode
+// caller does, and may revoke test tokens too.
+func TestTestCallerCannotRevokeLiveTokens(t *testing.T) {
+	st := servicetest.New(t, servicetest.Options{})
+	demo := st.SeedDemo(t)
+	svc, ctx := st.Service, context.Background()
+	live, err := svc.IssueStoreAppToken(ctx, demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RevokeAppToken(ctx, demo.Caller, demo.StoreID, live.ID); !payment.IsNotFound(err) {
+		t.Fatalf("a test-mode caller revoking a live token: %v, want NOT_FOUND", err)
+	}
+	if !svc.AppTokenUsable(ctx, live.ID) {
+		t.Fatal("the live token was revoked by a test-mode caller")
+	}
+	liveCaller, err := svc.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	test, err := svc.IssueStoreAppToken(ctx, demo.StoreID, payment.NewAppToken{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RevokeAppToken(ctx, liveCaller, demo.StoreID, test.ID); err != nil {
+		t.Errorf("a live-mode caller revoking a test token: %v", err)
+	}
+	if err := svc.RevokeAppToken(ctx, liveCaller, demo.StoreID, live.ID); err != nil {
+		t.Errorf("a live-mode token revoking itself: %v", err)
+	}
+}
