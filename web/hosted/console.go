@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -459,10 +460,15 @@ func (c *console) notice(cr *consoleRequest, path, key string) error {
 // the sign-in page never sends a browser elsewhere.
 func localPath(next string) string {
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, consoleRoot) ||
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
 		strings.Contains(next, "\\") || strings.HasPrefix(next, "//") {
 		return consoleRoot
 	}
+	clean := path.Clean(u.Path)
+	if clean+"/" == consoleRoot || !strings.HasPrefix(clean, consoleRoot) {
+		return consoleRoot
+	}
+	u.Path, u.RawPath = clean, ""
 	return u.RequestURI()
 }
 
