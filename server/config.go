@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	netmail "net/mail"
 	"net/netip"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/limit"
+	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -65,6 +67,14 @@ type config struct {
 	// which must be a loopback address; empty (the default) serves none.
 	// The profiles are never on the public listener.
 	PprofAddr string
+	// SMTPURL, when set, is the mail server of the console's mail
+	// (smtp:// or smtps://, see mail.ParseSMTPURL; it may hold a
+	// password, so it is never printed). Empty keeps mail in the local
+	// mailbox and the log, which is for test mode only.
+	SMTPURL string
+	// MailFrom is the sender of every mail: an address net/mail parses,
+	// by default Kessai <no-reply@HOST> with the public URL's host.
+	MailFrom string
 }
 
 func env(name, fallback string) string {
@@ -96,6 +106,8 @@ func loadConfig(args []string) (config, error) {
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate,
 		"send live-mode webhooks to loopback, private and link-local addresses too (KESSAI_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("KESSAI_PPROF_ADDR", ""), "loopback address serving net/http/pprof, empty for none (KESSAI_PPROF_ADDR)")
+	fs.StringVar(&c.SMTPURL, "smtp-url", env("KESSAI_SMTP_URL", ""), "smtp:// or smtps:// URL of the mail server; empty keeps mail in the local mailbox (KESSAI_SMTP_URL)")
+	fs.StringVar(&c.MailFrom, "mail-from", env("KESSAI_MAIL_FROM", ""), "sender of the gateway's mail, default Kessai <no-reply@HOST> with the public URL's host (KESSAI_MAIL_FROM)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
 	c.Rates = limit.DefaultRules()
 	c.Resources = payment.DefaultResourceLimits()
@@ -199,7 +211,41 @@ func loadConfig(args []string) (config, error) {
 	if err := checkURL("KESSAI_REDIS_URL", c.RedisURL, "redis", "rediss", "unix"); err != nil {
 		return c, err
 	}
+	if err := c.checkMail(); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// checkMail refuses a mail server URL the mail package would refuse
+// (whose errors never repeat the password) and a sender that is no
+// address, and fills in the default sender.
+func (c *config) checkMail() error {
+	c.SMTPURL = strings.TrimSpace(c.SMTPURL)
+	if c.SMTPURL != "" {
+		if _, err := mail.ParseSMTPURL(c.SMTPURL); err != nil {
+			return fmt.Errorf("KESSAI_SMTP_URL: %s", strings.TrimPrefix(err.Error(), "mail: "))
+		}
+	}
+	c.MailFrom = strings.TrimSpace(c.MailFrom)
+	if c.MailFrom == "" {
+		c.MailFrom = defaultMailFrom(c.PublicURL)
+	}
+	if _, err := netmail.ParseAddress(c.MailFrom); err != nil {
+		return fmt.Errorf("KESSAI_MAIL_FROM=%q: not one e-mail address (write it like Kessai <no-reply@example.com>): %v", c.MailFrom, err)
+	}
+	return nil
+}
+
+// defaultMailFrom is Kessai <no-reply@HOST>, HOST being the public URL's
+// host name, or an IP address in brackets.
+func defaultMailFrom(publicURL string) string {
+	u, _ := url.Parse(publicURL)
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = "[" + ip.WithZone("").String() + "]"
+	}
+	return "Kessai <no-reply@" + host + ">"
 }
 
 // checkURL refuses a URL of another scheme than those given (an unset one

@@ -39,7 +39,7 @@ func clearConfigEnv(t testing.TB) {
 	}
 	for _, name := range []string{"KESSAI_DATABASE_URL", "KESSAI_REDIS_URL", "KESSAI_TRUSTED_PROXIES",
 		"KESSAI_SIGNING_KEY", "KESSAI_CARD_KEY", "KESSAI_RETIRED_CARD_KEYS", "KESSAI_PUBLIC_URL",
-		"KESSAI_WEBHOOK_ALLOW_PRIVATE", "KESSAI_PPROF_ADDR", "KESSAI_REDIS_PREFIX"} {
+		"KESSAI_WEBHOOK_ALLOW_PRIVATE", "KESSAI_PPROF_ADDR", "KESSAI_REDIS_PREFIX", "KESSAI_SMTP_URL", "KESSAI_MAIL_FROM"} {
 		t.Setenv(name, "")
 	}
 	t.Setenv("KESSAI_ADDR", "127.0.0.1:8080")
@@ -182,4 +182,87 @@ func TestConfigStoreURLs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConfigMail: KESSAI_SMTP_URL must be an smtp:// or smtps:// URL with
+// a host, and a refusal names the variable without repeating the
+// password; KESSAI_MAIL_FROM must be one address, and defaults to
+// no-reply at the public URL's host.
+func TestConfigMail(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		for _, tc := range []struct{ publicURL, from string }{
+			{"", "Kessai <no-reply@[127.0.0.1]>"},
+			{"https://pay.example.com", "Kessai <no-reply@pay.example.com>"},
+			{"https://pay.example.com:8443/base/", "Kessai <no-reply@pay.example.com>"},
+			{"http://[::1]:8080", "Kessai <no-reply@[::1]>"},
+		} {
+			clearConfigEnv(t)
+			t.Setenv("KESSAI_PUBLIC_URL", tc.publicURL)
+			c, err := loadConfig(nil)
+			if err != nil {
+				t.Fatalf("KESSAI_PUBLIC_URL=%q: %v", tc.publicURL, err)
+			}
+			if c.SMTPURL != "" || c.MailFrom != tc.from {
+				t.Errorf("KESSAI_PUBLIC_URL=%q: SMTPURL %q, MailFrom %q, want none and %q", tc.publicURL, c.SMTPURL, c.MailFrom, tc.from)
+			}
+		}
+	})
+	tests := []struct {
+		name, value string
+		ok          bool
+	}{
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret@mail.example.com", true},
+		{"KESSAI_SMTP_URL", "smtp://mail.example.com:25", true},
+		{"KESSAI_SMTP_URL", "smtps://apikey:s3cret@mail.example.com:465", true},
+		{"KESSAI_SMTP_URL", "http://kessai:s3cret@mail.example.com", false},
+		{"KESSAI_SMTP_URL", "kessai:s3cret@mail.example.com:587", false},
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret@", false},
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret@:587", false},
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret@mail.example.com:99999", false},
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret@mail.example.com?insecure_skip_verify=true", false},
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret@[::1", false},
+		{"KESSAI_SMTP_URL", "smtp://kessai:s3cret", false},
+		{"KESSAI_MAIL_FROM", "Shop Console <console@shop.example>", true},
+		{"KESSAI_MAIL_FROM", "console@shop.example", true},
+		{"KESSAI_MAIL_FROM", "決済コンソール <console@shop.example>", true},
+		{"KESSAI_MAIL_FROM", "console", false},
+		{"KESSAI_MAIL_FROM", "a@shop.example, b@shop.example", false},
+		{"KESSAI_MAIL_FROM", "Kessai <console@shop.example", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			clearConfigEnv(t)
+			t.Setenv(tc.name, tc.value)
+			c, err := loadConfig(nil)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				got := c.SMTPURL
+				if tc.name == "KESSAI_MAIL_FROM" {
+					got = c.MailFrom
+				}
+				if got != tc.value {
+					t.Errorf("configured %q, want %q", got, tc.value)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.name) || strings.Contains(msg, "s3cret") || strings.Contains(msg, "\n") {
+				t.Errorf("refusal %q should be one line naming %s, never the password", err, tc.name)
+			}
+		})
+	}
+	t.Run("flags", func(t *testing.T) {
+		clearConfigEnv(t)
+		c, err := loadConfig([]string{"--smtp-url=smtps://mail.example.com", "--mail-from=console@shop.example"})
+		if err != nil || c.SMTPURL != "smtps://mail.example.com" || c.MailFrom != "console@shop.example" {
+			t.Errorf("flags: %v, %q, %q", err, c.SMTPURL, c.MailFrom)
+		}
+		if _, err := loadConfig([]string{"--smtp-url=imap://kessai:s3cret@mail.example.com"}); err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("--smtp-url of another scheme: %v", err)
+		}
+	})
 }

@@ -2,9 +2,10 @@
 // say to people, in Japanese and English: the gateway's widget frame and
 // the scripts that run in it (including the card fields' messages the Go
 // WebAssembly shows), the loader merchants embed, the hosted link form, the
-// sandbox's 3-D Secure and wallet pages, and the demo storefront. It also
-// holds the rules every page shares for choosing a language (Negotiate) and
-// writing an amount of money (Amount).
+// sandbox's 3-D Secure and wallet pages, the demo storefront, and the
+// e-mail the gateway sends (server/mail). It also holds the rules every
+// page shares for choosing a language (Negotiate) and writing an amount of
+// money (Amount).
 //
 // Each page has a Table of texts by key; every key has both languages.
 // Texts with blanks to fill take fmt verbs ("Pay %s"), the same verbs in
@@ -91,7 +92,7 @@ func (t *Table) In(l Locale) map[string]string {
 
 // Tables are every table of the catalogue.
 func Tables() []*Table {
-	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo, Sandbox, Periods}
+	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo, Sandbox, Periods, Mail, Console}
 }
 
 // verbs returns the fmt verbs of a text in order ("%s", "%d", "%q"); "%%"
