@@ -18,6 +18,11 @@ type Event struct {
 	StoreID    uuid.UUID
 	Mode       Mode
 	Name       string
+	// ResourceID is the id of the resource the event tells of (the
+	// token, charge, refund, cancel or subscription); uuid.Nil when not
+	// known (an event older than the field whose data did not begin with
+	// the resource's id).
+	ResourceID uuid.UUID
 	// Data is the resource's JSON at the time of the change: a delivery
 	// retried a day later still tells what happened then.
 	Data      json.RawMessage
@@ -64,12 +69,14 @@ type Delivery struct {
 
 // EventFilter selects events: a merchant's (of one store, unless StoreID
 // is uuid.Nil) of one mode, after the event After (uuid.Nil: from the
-// first).
+// first), and only those of the resource ResourceID unless it is
+// uuid.Nil.
 type EventFilter struct {
 	MerchantID uuid.UUID
 	StoreID    uuid.UUID
 	Mode       Mode
 	After      uuid.UUID
+	ResourceID uuid.UUID
 }
 
 // WorkWebhookDelivery sends a Delivery (the item's object).
@@ -133,7 +140,10 @@ func (t *eventTx) emit(ctx context.Context, name string, merchantID, storeID uui
 		return err
 	}
 	now := t.s.clock.Now()
-	ev := &Event{ID: NewID(), MerchantID: merchantID, StoreID: storeID, Mode: mode, Name: name, Data: data, CreatedOn: now}
+	ev := &Event{
+		ID: NewID(), MerchantID: merchantID, StoreID: storeID, Mode: mode, Name: name,
+		ResourceID: eventResourceID(resource), Data: data, CreatedOn: now,
+	}
 	if err := t.Tx.CreateEvent(ctx, ev); err != nil {
 		return err
 	}
@@ -158,6 +168,23 @@ func (t *eventTx) emit(ctx context.Context, name string, merchantID, storeID uui
 		}
 	}
 	return nil
+}
+
+// eventResourceID is the id of a resource an event tells of.
+func eventResourceID(resource any) uuid.UUID {
+	switch r := resource.(type) {
+	case *TransactionToken:
+		return r.ID
+	case *Charge:
+		return r.ID
+	case *Refund:
+		return r.ID
+	case *Cancel:
+		return r.ID
+	case *Subscription:
+		return r.ID
+	}
+	return uuid.Nil
 }
 
 func (t *eventTx) EnqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {

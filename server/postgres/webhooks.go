@@ -140,12 +140,12 @@ func (t *tx) ActiveWebhooks(ctx context.Context, merchantID, storeID uuid.UUID, 
 
 // ---- events
 
-const eventColumns = `id, merchant_id, store_id, mode, name, data, created_on`
+const eventColumns = `id, merchant_id, store_id, mode, name, resource_id, data, created_on`
 
 func scanEvent(row scanner) (*payment.Event, error) {
 	var e payment.Event
 	var mode, data string
-	if err := row.Scan(&e.ID, &e.MerchantID, &e.StoreID, &mode, &e.Name, &data, &e.CreatedOn); err != nil {
+	if err := row.Scan(&e.ID, &e.MerchantID, &e.StoreID, &mode, &e.Name, &e.ResourceID, &data, &e.CreatedOn); err != nil {
 		return nil, err
 	}
 	if data != "" {
@@ -156,8 +156,8 @@ func scanEvent(row scanner) (*payment.Event, error) {
 }
 
 func (t *tx) CreateEvent(ctx context.Context, e *payment.Event) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.MerchantID, e.StoreID, string(e.Mode), e.Name, string(e.Data), e.CreatedOn)
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.MerchantID, e.StoreID, string(e.Mode), e.Name, e.ResourceID, string(e.Data), e.CreatedOn)
 	return err
 }
 
@@ -178,6 +178,9 @@ func (t *tx) ListEvents(ctx context.Context, f payment.EventFilter, limit int) (
 	c.add("mode = ?", string(f.Mode))
 	if f.After != uuid.Nil {
 		c.add("id > ?", f.After)
+	}
+	if f.ResourceID != uuid.Nil {
+		c.add("resource_id = ?", f.ResourceID)
 	}
 	return queryAll(ctx, t.tx, scanEvent, `SELECT `+eventColumns+` FROM events WHERE `+c.where()+` ORDER BY id LIMIT ?`,
 		append(c.args, limit)...)

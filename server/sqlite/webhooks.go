@@ -140,13 +140,13 @@ func (t *tx) ActiveWebhooks(ctx context.Context, merchantID, storeID uuid.UUID, 
 
 // ---- events
 
-const eventColumns = `id, merchant_id, store_id, mode, name, data, created_on`
+const eventColumns = `id, merchant_id, store_id, mode, name, resource_id, data, created_on`
 
 func scanEvent(row scanner) (*payment.Event, error) {
 	var e payment.Event
-	var id, mid, sid, mode, data string
+	var id, mid, sid, mode, rid, data string
 	var created int64
-	if err := row.Scan(&id, &mid, &sid, &mode, &e.Name, &data, &created); err != nil {
+	if err := row.Scan(&id, &mid, &sid, &mode, &e.Name, &rid, &data, &created); err != nil {
 		return nil, err
 	}
 	if data != "" {
@@ -154,6 +154,7 @@ func scanEvent(row scanner) (*payment.Event, error) {
 	}
 	ids := idColumns{table: "events"}
 	e.ID, e.MerchantID, e.StoreID = ids.parse("id", id), ids.parse("merchant_id", mid), ids.parse("store_id", sid)
+	e.ResourceID = ids.parse("resource_id", rid)
 	if ids.err != nil {
 		return nil, ids.err
 	}
@@ -162,8 +163,9 @@ func scanEvent(row scanner) (*payment.Event, error) {
 }
 
 func (t *tx) CreateEvent(ctx context.Context, e *payment.Event) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		e.ID.String(), e.MerchantID.String(), idString(e.StoreID), string(e.Mode), e.Name, string(e.Data), micros(e.CreatedOn))
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID.String(), e.MerchantID.String(), idString(e.StoreID), string(e.Mode), e.Name, idString(e.ResourceID),
+		string(e.Data), micros(e.CreatedOn))
 	return err
 }
 
@@ -184,6 +186,9 @@ func (t *tx) ListEvents(ctx context.Context, f payment.EventFilter, limit int) (
 	c.add("mode = ?", string(f.Mode))
 	if f.After != uuid.Nil {
 		c.add("id > ?", f.After.String())
+	}
+	if f.ResourceID != uuid.Nil {
+		c.add("resource_id = ?", f.ResourceID.String())
 	}
 	return queryAll(ctx, t.tx, scanEvent, `SELECT `+eventColumns+` FROM events WHERE `+c.where()+` ORDER BY id LIMIT ?`,
 		append(c.args, limit)...)

@@ -23,7 +23,8 @@ import (
 //     creation), at most limit events of f.MerchantID, of f.StoreID unless
 //     it is uuid.Nil, of f.Mode, whose id is greater than f.After (an
 //     exclusive bound, not necessarily an event of the list; uuid.Nil: from
-//     the first). A limit of 0 returns none.
+//     the first), and of f.ResourceID unless it is uuid.Nil. A limit of 0
+//     returns none.
 //   - Delivery(id) gives back every field as written; UpdateDelivery writes
 //     every field but deliveryFixed, a redelivery's zeros and absent
 //     DeliveredOn included. DeliveryFor(webhook, event) is the delivery of
@@ -39,12 +40,12 @@ import (
 // non-ASCII text, an integer no float64 holds and a decimal with a
 // trailing zero.
 func newEvent(st *payment.Store, mode payment.Mode, name string, i int) *payment.Event {
-	id := payment.NewID()
+	id, resource := payment.NewID(), payment.NewID()
 	data := fmt.Sprintf(`{"id":"%s","store_id":"%s","status":"successful","amount":12345678901234567890,`+
 		`"rate":-1.50,"descriptor":"\u003cb\u003e決済 \"%d\"","metadata":{"z":1,"a":[true,null]},"object":"charge"}`,
-		payment.NewID(), st.ID, i)
+		resource, st.ID, i)
 	return &payment.Event{
-		ID: id, MerchantID: st.MerchantID, StoreID: st.ID, Mode: mode, Name: name,
+		ID: id, MerchantID: st.MerchantID, StoreID: st.ID, Mode: mode, Name: name, ResourceID: resource,
 		Data: json.RawMessage(data), CreatedOn: at(i),
 	}
 }
@@ -226,6 +227,8 @@ func testListEvents(t *testing.T, s payment.Storage) {
 	// all in creation order; stored newest first, so that the order of
 	// insertion is no answer.
 	var all []*payment.Event
+	resources := []uuid.UUID{payment.NewID(), payment.NewID(), payment.NewID(), payment.NewID(), payment.NewID(),
+		payment.NewID(), uuid.Nil}
 	for i := range 30 {
 		st, mode := w.st, live
 		switch i % 5 {
@@ -236,7 +239,12 @@ func testListEvents(t *testing.T, s payment.Storage) {
 		case 4:
 			st = w.otherSt
 		}
-		all = append(all, newEvent(st, mode, payment.EventChargeUpdated, i))
+		e := newEvent(st, mode, payment.EventChargeUpdated, i)
+		// Seven resources, each with events in every scope (a filter on
+		// the resource alone would find another tenant's), and one event
+		// that tells of none.
+		e.ResourceID = resources[i%len(resources)]
+		all = append(all, e)
 	}
 	createEvents(t, s, reversedEvents(all)...)
 
@@ -246,7 +254,8 @@ func testListEvents(t *testing.T, s payment.Storage) {
 		out := []*payment.Event{}
 		for _, e := range all {
 			if e.MerchantID == f.MerchantID && (f.StoreID == uuid.Nil || e.StoreID == f.StoreID) && e.Mode == f.Mode &&
-				e.ID.String() > f.After.String() && len(out) < limit {
+				(f.ResourceID == uuid.Nil || e.ResourceID == f.ResourceID) && e.ID.String() > f.After.String() &&
+				len(out) < limit {
 				out = append(out, e)
 			}
 		}
@@ -302,6 +311,16 @@ func testListEvents(t *testing.T, s payment.Storage) {
 		{name: "LimitZero", f: payment.EventFilter{MerchantID: m, Mode: live}, limit: 0, none: true},
 		{name: "StoreOfOtherMerchant", f: payment.EventFilter{MerchantID: m, StoreID: w.otherSt.ID, Mode: live}, limit: 100, none: true},
 		{name: "UnknownMerchant", f: payment.EventFilter{MerchantID: payment.NewID(), Mode: live}, limit: 100, none: true},
+		{name: "Resource", f: payment.EventFilter{MerchantID: m, Mode: live, ResourceID: resources[0]}, limit: 100},
+		{name: "ResourceInStore", f: payment.EventFilter{MerchantID: m, StoreID: st, Mode: live, ResourceID: resources[1]}, limit: 100},
+		{name: "ResourceTest", f: payment.EventFilter{MerchantID: m, Mode: test, ResourceID: resources[3]}, limit: 100},
+		{name: "ResourceWithLimit", f: payment.EventFilter{MerchantID: m, Mode: live, ResourceID: resources[2]}, limit: 1},
+		{name: "ResourceAfter", f: payment.EventFilter{MerchantID: m, Mode: live, ResourceID: resources[0], After: merchantLive[0].ID},
+			limit: 100},
+		{name: "ResourceOfOtherMerchant", f: payment.EventFilter{MerchantID: w.other.ID, Mode: live, ResourceID: resources[4]},
+			limit: 100},
+		{name: "UnknownResource", f: payment.EventFilter{MerchantID: m, Mode: live, ResourceID: payment.NewID()}, limit: 100,
+			none: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
