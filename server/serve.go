@@ -20,6 +20,7 @@ import (
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/limit"
+	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -40,6 +41,9 @@ type gateway struct {
 	// throttle holds back console password guessers once serve gives it
 	// its limiter.
 	throttle *limitThrottle
+	// mailbox keeps the console's mail when no SMTP server is configured
+	// (nil when one is).
+	mailbox *mail.Mailbox
 }
 
 // options are what tests change about a gateway that configuration does
@@ -88,6 +92,11 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		return nil, err
 	}
 	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master, throttle: &limitThrottle{}}
+	transport, err := g.mailTransport()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	g.service = payment.NewService(db, g.clock(), codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
 		PublicOrigin: cfg.publicOrigin(),
@@ -100,6 +109,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
 		ChangeFeed:    feed,
 		Throttle:      g.throttle,
+		ResetMailer:   mail.Resets{Transport: transport, From: cfg.MailFrom},
 		Logger:        log,
 	})
 	return g, nil
@@ -243,6 +253,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	gatewayPages, err := hosted.New(hosted.Config{
 		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: deriveKey(g.master, "hosted-page-sessions"),
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies) },
+		Mailbox:  g.consoleMailbox(),
 	})
 	if err != nil {
 		return nil, err
@@ -579,4 +590,23 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// mailTransport is where the console's mail goes: the SMTP server of
+// KESSAI_SMTP_URL, or else the local mailbox (and the log).
+func (g *gateway) mailTransport() (mail.Transport, error) {
+	if g.cfg.SMTPURL != "" {
+		return mail.NewSMTP(g.cfg.SMTPURL, g.cfg.MailFrom)
+	}
+	g.mailbox = mail.NewMailbox(g.log, g.clock().Now)
+	return g.mailbox, nil
+}
+
+// consoleMailbox is the mailbox the console shows, nil with SMTP (a nil
+// *mail.Mailbox must not become a non-nil interface).
+func (g *gateway) consoleMailbox() hosted.Mailbox {
+	if g.mailbox == nil {
+		return nil
+	}
+	return g.mailbox
 }

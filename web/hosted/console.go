@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/sessions"
 
+	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/templates"
 	"github.com/kessai/kessai/web/message"
@@ -54,17 +55,11 @@ const (
 // settings, is well under a kilobyte.
 const maxConsoleForm = 64 << 10
 
-// MailboxMessage is one mail of the local mailbox.
-type MailboxMessage struct {
-	To, Subject, Text string
-	Sent              time.Time
-}
-
 // Mailbox is where mail goes when no SMTP server is configured: the
 // console shows it at /console/mailbox, to the machine's own user only
 // (loopback), so that a reset can be completed on a laptop.
 type Mailbox interface {
-	Messages() []MailboxMessage
+	Messages() []mail.Message
 }
 
 // console serves /console/.

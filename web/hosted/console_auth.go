@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/web/message"
 )
@@ -200,7 +201,7 @@ func (c *console) reset(cr *consoleRequest) error {
 
 // mailboxView is the local mailbox's content.
 type mailboxView struct {
-	Messages []MailboxMessage
+	Messages []mail.Message
 }
 
 // mailboxPage shows the local mailbox, when mail has no SMTP server to go

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
+	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -36,9 +37,9 @@ type consoleFixture struct {
 	own, otherTenant, otherMode map[string]string
 }
 
-type fakeMailbox struct{ messages []MailboxMessage }
+type fakeMailbox struct{ messages []mail.Message }
 
-func (m *fakeMailbox) Messages() []MailboxMessage { return m.messages }
+func (m *fakeMailbox) Messages() []mail.Message { return m.messages }
 
 func newConsoleFixture(t *testing.T) *consoleFixture {
 	t.Helper()
@@ -555,7 +556,7 @@ func TestConsoleSignInRedirect(t *testing.T) {
 // through a proxy, and not at all when mail goes out by SMTP.
 func TestConsoleMailbox(t *testing.T) {
 	f := newConsoleFixture(t)
-	f.mailbox.messages = []MailboxMessage{{To: payment.DemoEmail, Subject: "Reset", Text: "https://pay.example/console/reset/SECRET", Sent: time.Now()}}
+	f.mailbox.messages = []mail.Message{{To: payment.DemoEmail, Subject: "Reset", Text: "https://pay.example/console/reset/SECRET", Sent: time.Now()}}
 	b := f.browser(t)
 	if p := b.get(t, "/console/mailbox"); p.status != http.StatusOK || !strings.Contains(p.body, "/console/reset/SECRET") {
 		t.Fatalf("from this machine: %d", p.status)
