@@ -568,6 +568,7 @@ Kessai is running.
 
   API and hosted pages  %s
   Widget loader         %s/static/checkout.js
+  Merchant console      %s/console/
   Data                  %s
 
 Demo credentials (the secret and the password are only in %s):
@@ -580,7 +581,7 @@ Try the API:
   AUTH="Authorization: Bearer $(jq -r '.secret + "." + .jwt' %s)"
   curl -H "$AUTH" %s/me
 
-`, start, cfg.PublicURL, cfg.PublicURL, cfg.DataDir, file,
+`, start, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL, cfg.DataDir, file,
 		c.MerchantID, c.StoreID, c.ConsoleEmail, shorten(c.JWT, 20), file, cfg.PublicURL)
 }
 

@@ -6,12 +6,19 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/kessai/kessai/wasm/card"
 )
 
-// CardBrands are the card brands a store may refuse, as the widget
-// (wasm/card) names them.
+// CardBrands are the card brands a store may refuse: every brand the
+// widget and the tokens recognise (wasm/card).
 func CardBrands() []string {
-	return []string{"visa", "mastercard", "jcb", "american_express", "diners_club", "discover", "unionpay", "maestro"}
+	var out []string
+	for _, b := range []card.Brand{card.Visa, card.Mastercard, card.JCB, card.AmericanExpress, card.DinersClub,
+		card.Discover, card.UnionPay, card.Maestro} {
+		out = append(out, string(b))
+	}
+	return out
 }
 
 // StoreUpdate changes a store's name and settings; a nil field stays as
