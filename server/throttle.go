@@ -33,8 +33,7 @@ func (t *limitThrottle) Take(ctx context.Context, keys []payment.ThrottleKey) (t
 	}
 	buckets := make([]limit.Bucket, len(keys))
 	for i, k := range keys {
-		buckets[i] = limit.Bucket{Kind: limit.KindExact, Key: k.Key,
-			Rule: limit.Rule{Burst: k.Burst, BurstRefillPerMinute: k.PerMinute, PerMinute: k.PerMinute}}
+		buckets[i] = limit.Bucket{Kind: limit.KindExact, Key: k.Key, Rule: throttleRule(k)}
 	}
 	res, err := (*lp).Admit(ctx, buckets)
 	switch {
@@ -44,4 +43,13 @@ func (t *limitThrottle) Take(ctx context.Context, keys []payment.ThrottleKey) (t
 		return max(res.RetryAfter, time.Second), nil
 	}
 	return 0, nil
+}
+
+// throttleRule is a key's bucket: Burst attempts at once, then PerMinute a
+// minute. The limiter's minute allowance (Rule.PerMinute) is as large as
+// the burst, refilling faster than the burst does, so that the burst
+// alone decides: an allowance of PerMinute would let only
+// min(Burst, PerMinute) attempts through at once.
+func throttleRule(k payment.ThrottleKey) limit.Rule {
+	return limit.Rule{Burst: k.Burst, BurstRefillPerMinute: k.PerMinute, PerMinute: max(k.Burst, k.PerMinute)}
 }
