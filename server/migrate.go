@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -350,7 +351,8 @@ func convert(c postgres.Column, v any) (any, error) {
 }
 
 // objectKey names one object that verifyCopy reads back: its id (an
-// approval's key), and for a work item its kind.
+// approval's key, a console session's or reset's token hash in hex), and
+// for a work item its kind.
 type objectKey struct{ id, kind string }
 
 // keyOf returns the key of the object a row of table holds, for the
@@ -365,6 +367,9 @@ func keyOf(table string, columns []postgres.Column, raw []any) (objectKey, bool)
 		switch {
 		case c.Name == "id" || (table == "approvals" && c.Name == "key") || (table == "work" && c.Name == "object_id"):
 			k.id = s
+		case c.Name == "token_hash":
+			b, _ := raw[i].([]byte)
+			k.id = hex.EncodeToString(b)
 		case table == "work" && c.Name == "kind":
 			k.kind = s
 		}
@@ -375,6 +380,9 @@ func keyOf(table string, columns []postgres.Column, raw []any) (objectKey, bool)
 // readers read one object of a table through payment.Tx.
 var readers = map[string]func(ctx context.Context, tx payment.Tx, k objectKey) (any, error){
 	"merchants":          byID(payment.Tx.Merchant),
+	"users":              byID(payment.Tx.User),
+	"console_sessions":   byHash(payment.Tx.ConsoleSession),
+	"password_resets":    byHash(payment.Tx.PasswordReset),
 	"stores":             byID(payment.Tx.Store),
 	"app_tokens":         byID(payment.Tx.AppToken),
 	"tokens":             byID(payment.Tx.Token),
@@ -411,6 +419,17 @@ func byID[T any](read func(payment.Tx, context.Context, uuid.UUID) (T, error)) f
 			return nil, err
 		}
 		return read(tx, ctx, id)
+	}
+}
+
+// byHash reads an object found by the hash of its token.
+func byHash[T any](read func(payment.Tx, context.Context, []byte) (T, error)) func(context.Context, payment.Tx, objectKey) (any, error) {
+	return func(ctx context.Context, tx payment.Tx, k objectKey) (any, error) {
+		hash, err := hex.DecodeString(k.id)
+		if err != nil {
+			return nil, err
+		}
+		return read(tx, ctx, hash)
 	}
 }
 

@@ -136,6 +136,36 @@ func seedStore(t *testing.T, g *testGateway) seeded {
 	return s
 }
 
+// seedConsole gives the console user with email a session and two reset
+// links, one of them used, as signing in and asking for resets would: the
+// console's pages are not what TestMigrate is about.
+func seedConsole(t *testing.T, db payment.Storage, email string) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	err := db.Update(ctx, func(tx payment.Tx) error {
+		u, err := tx.UserByEmail(ctx, email)
+		if err != nil {
+			return err
+		}
+		if err := tx.CreateConsoleSession(ctx, &payment.ConsoleSession{TokenHash: []byte("\x00session hash\xff"),
+			UserID: u.ID, MerchantID: u.MerchantID, Mode: payment.ModeLive, CreatedOn: now, LastSeenOn: now.Add(time.Minute)}); err != nil {
+			return err
+		}
+		used := now.Add(2 * time.Minute)
+		for i, usedOn := range []*time.Time{nil, &used} {
+			if err := tx.CreatePasswordReset(ctx, &payment.PasswordReset{TokenHash: []byte{0, byte(i), 0xff},
+				UserID: u.ID, CreatedOn: now, ExpiresOn: now.Add(payment.PasswordResetTTL), UsedOn: usedOn}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("seeding the console: %v", err)
+	}
+}
+
 // claimAll claims every queued item, due or not, for claimant, and returns
 // how many it claimed.
 func claimAll(t *testing.T, db payment.Storage, claimant string) int {
@@ -176,6 +206,7 @@ func TestMigrate(t *testing.T) {
 	if n := claimAll(t, src, "old-worker"); n == 0 {
 		t.Fatal("the seeded store has no queued work")
 	}
+	seedConsole(t, src, g.creds.ConsoleEmail)
 	src.Close()
 
 	dbURL := postgrestest.Schema(t)

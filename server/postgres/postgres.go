@@ -19,11 +19,15 @@
 // goes on with its old snapshot.) So:
 //
 //   - every single-row read of a charge, token, refund, cancel,
-//     subscription, scheduled payment, approval, webhook or delivery inside
-//     an Update marks the row, so two Updates that read one object take
-//     turns as they would on one writer: no lost update, and no rule
-//     decided on a snapshot that misses the other's writes (one pending
-//     cancel per charge);
+//     subscription, scheduled payment, approval, webhook, delivery, console
+//     user, console session or password reset inside an Update marks the
+//     row, so two Updates that read one object take turns as they would on
+//     one writer: no lost update, and no rule decided on a snapshot that
+//     misses the other's writes (one pending cancel per charge, one use of
+//     a reset link);
+//   - a store's read does not mark it (every token on it would take
+//     turns): UpdateStore writes the row it read, and that write fails
+//     with 40001 when another transaction changed the row meanwhile;
 //   - the duplicate-charge rule (RecentCharge) marks its token's row, so of
 //     concurrent identical charges on one token exactly one is accepted,
 //     across processes;

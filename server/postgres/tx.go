@@ -37,6 +37,16 @@ func (t *tx) readOne(ctx context.Context, columns, table, where string, args ...
 	return t.tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+where, args...)
 }
 
+// readMarking is readOne for a table without updated_on (the console's):
+// inside an Update it marks the row by setting mark, a column no index
+// holds, to itself.
+func (t *tx) readMarking(ctx context.Context, mark, columns, table, where string, args ...any) pgx.Row {
+	if t.write {
+		return t.tx.QueryRowContext(ctx, `UPDATE `+table+` SET `+mark+` = `+mark+` WHERE `+where+` RETURNING `+columns, args...)
+	}
+	return t.tx.QueryRowContext(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+where, args...)
+}
+
 // nullID stores uuid.Nil as NULL, for an id column with a foreign key
 // that holds only when the id is set.
 func nullID(id uuid.UUID) *uuid.UUID {

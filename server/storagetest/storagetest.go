@@ -46,8 +46,10 @@
 // (NOT_FOUND, duplicate ids, rollback, read-only views), concurrent.go
 // (concurrent Updates), concurrentrules.go (rules under concurrency),
 // idempotency.go (payment.IdempotencyStore, RunIdempotency), viewone.go
-// (payment.OneReadViewer, RunOneReadViews); compare.go holds the
-// reflection helpers.
+// (payment.OneReadViewer, RunOneReadViews), console.go (the merchant
+// console: users by id, sessions, password resets, store settings, the
+// dashboard's counts, and their rules under concurrency; RunConsole runs
+// them alone); compare.go holds the reflection helpers.
 package storagetest
 
 import (
@@ -67,10 +69,7 @@ import (
 // each time it is called and arrange (with t.Cleanup) for it to be closed.
 // The areas run in parallel, each on a storage of its own.
 func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
-	areas := []struct {
-		name string
-		test func(*testing.T, payment.Storage)
-	}{
+	areas := []area{
 		{"Merchants", testMerchants},
 		{"Users", testUsers},
 		{"Stores", testStores},
@@ -130,6 +129,16 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"ConcurrentPendingCancels", testConcurrentPendingCancels},
 		{"SnapshotWithinUpdate", testSnapshotWithinUpdate},
 	}
+	runAreas(t, open, append(areas, consoleAreas()...))
+}
+
+// area is one part of the suite, run on a storage of its own.
+type area struct {
+	name string
+	test func(*testing.T, payment.Storage)
+}
+
+func runAreas(t *testing.T, open func(t *testing.T) payment.Storage, areas []area) {
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
