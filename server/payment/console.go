@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -217,6 +218,16 @@ func (s *Service) startSession(ctx context.Context, u *User, mode Mode, also fun
 	var sess *ConsoleSession
 	err := s.storage.Update(ctx, func(tx Tx) error {
 		now := s.clock.Now()
+		// The password was checked before this transaction: if it
+		// changed since, the session would outlive the change that
+		// should have ended it.
+		cur, err := tx.User(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(cur.PasswordHash, u.PasswordHash) {
+			return invalidCredentials()
+		}
 		if err := also(tx); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlite"
 )
 
 // fakeThrottle counts attempts per key and refuses, counting nothing,
@@ -577,5 +578,66 @@ func TestDashboard(t *testing.T) {
 	yesterday, err := cs.Service.Dashboard(ctx, c, cs.clock.Now().Add(-24*time.Hour))
 	if err != nil || yesterday.Total != 0 {
 		t.Errorf("yesterday = %+v, %v", yesterday, err)
+	}
+}
+
+// racingStorage runs before, once, when the first Update after arm
+// starts: a write of another request landing between a check and the
+// transaction that acts on it.
+type racingStorage struct {
+	payment.Storage
+	mu     sync.Mutex
+	before func()
+}
+
+func (r *racingStorage) Update(ctx context.Context, fn func(payment.Tx) error) error {
+	r.mu.Lock()
+	before := r.before
+	r.before = nil
+	r.mu.Unlock()
+	if before != nil {
+		before()
+	}
+	return r.Storage.Update(ctx, fn)
+}
+
+func (r *racingStorage) arm(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.before = f
+}
+
+// TestSignInRacingAPasswordChange: a password changed after a sign-in
+// checked the old one, before its session is made, leaves that sign-in
+// without a session.
+func TestSignInRacingAPasswordChange(t *testing.T) {
+	var racing *racingStorage
+	clock := kessaitest.NewClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
+	st := servicetest.New(t, servicetest.Options{Clock: clock, Storage: func(db *sqlite.DB) payment.Storage {
+		racing = &racingStorage{Storage: db}
+		return racing
+	}})
+	demo := st.SeedDemo(t)
+	ctx := context.Background()
+	hash, err := payment.HashPassword("changed-elsewhere-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	racing.arm(func() {
+		err := st.DB.Update(ctx, func(tx payment.Tx) error {
+			u, err := tx.UserByEmail(ctx, payment.DemoEmail)
+			if err != nil {
+				return err
+			}
+			return tx.SetUserPassword(ctx, u.ID, hash)
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	_, _, err = st.Service.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword, ClientIP: "192.0.2.1"})
+	wantConsoleErr(t, err, payment.CodeInvalidCredentials)
+	if _, _, err := st.Service.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: "changed-elsewhere-1", ClientIP: "192.0.2.1"}); err != nil {
+		t.Fatalf("with the new password: %v", err)
 	}
 }
