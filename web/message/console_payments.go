@@ -122,13 +122,10 @@ var consolePayments = map[string]Text{
 	"code_CANCEL_NOT_ALLOWED":                {"This payment cannot be canceled now.", "この決済は現在取り消せません。"},
 
 	"reason_INVALID_UUID":          {"not a valid id", "ID の形式が正しくありません"},
-	"reason_INVALID_CURRENCY":      {"not a currency this gateway accepts", "対応していない通貨です"},
-	"reason_INVALID_AMOUNT":        {"must be more than zero", "0 より大きい金額を入力してください"},
 	"reason_INVALID_CHARGE_STATUS": {"not possible in the payment's status", "現在の決済ステータスでは実行できません"},
 
 	"field_store":            {"Store", "店舗"},
 	"field_status":           {"Status", "ステータス"},
-	"field_currency":         {"Currency", "通貨"},
 	"field_from":             {"From", "開始日"},
 	"field_to":               {"To", "終了日"},
 	"field_amount_from":      {"Amount from", "金額（下限）"},
@@ -137,7 +134,6 @@ var consolePayments = map[string]Text{
 	"field_metadata":         {"Metadata", "メタデータ"},
 	"field_cursor":           {"Page", "ページ"},
 	"field_cursor_direction": {"Page", "ページ"},
-	"field_amount":           {"Amount", "金額"},
 	"field_reason":           {"Reason", "理由"},
 	"field_message":          {"Note", "メモ"},
 }
