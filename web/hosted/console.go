@@ -125,7 +125,9 @@ func consoleFuncs() template.FuncMap {
 	f := templateFuncs()
 	f["amount"] = amountText
 	f["when"] = func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
-	f["short"] = func(id uuid.UUID) string { return id.String()[:8] }
+	// An id's last characters: its first ones are a time (UUIDv7) and
+	// repeat for everything made in the same minute.
+	f["short"] = func(id uuid.UUID) string { s := id.String(); return s[len(s)-8:] }
 	return f
 }
 

@@ -92,7 +92,10 @@ func (c *console) signIn(cr *consoleRequest) error {
 			cr.w.Header().Set("Retry-After", strconv.Itoa(max(1, v.Wait)))
 		}
 		view := c.view(cr, "title_signin", "", v)
-		view.Errors = c.errorTexts(cr.loc, err)
+		if v.Wait == 0 {
+			// A throttled attempt's page says how long to wait instead.
+			view.Errors = c.errorTexts(cr.loc, err)
+		}
 		c.renderView(cr, status, "console_signin", view)
 		return nil
 	}
