@@ -41,7 +41,9 @@ type keysFixture struct {
 	receiver *httptest.Server
 }
 
-func newKeysFixture(t *testing.T) *keysFixture {
+// newKeysFixture builds the fixture; configure, if given, changes the
+// service's configuration (its limits) before the service is made.
+func newKeysFixture(t *testing.T, configure ...func(*payment.Config)) *keysFixture {
 	t.Helper()
 	k := &keysFixture{consoleFixture: &consoleFixture{mailbox: &fakeMailbox{}}}
 	k.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +58,12 @@ func newKeysFixture(t *testing.T) *keysFixture {
 	f.srv = httptest.NewUnstartedServer(nil)
 	origin := "http://" + f.srv.Listener.Addr().String()
 	f.stack = servicetest.New(t, servicetest.Options{PublicOrigin: origin, EncodeEvent: api.EncodeEvent,
-		WebhookSender: webhookhttp.New(webhookhttp.Config{Timeout: 5 * time.Second})})
+		WebhookSender: webhookhttp.New(webhookhttp.Config{Timeout: 5 * time.Second}),
+		Configure: func(cfg *payment.Config) {
+			for _, c := range configure {
+				c(cfg)
+			}
+		}})
 	f.demo = f.stack.SeedDemo(t)
 	k.svc = f.stack.Service
 	p := &pages{cfg: Config{Service: k.svc, PublicURL: origin, SessionKey: []byte(strings.Repeat("k", 32))},
@@ -519,7 +526,11 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 // TestConsoleKeysTestChargeQuota: the daily test charge quota is the
 // service's and the page names it.
 func TestConsoleKeysTestChargeQuota(t *testing.T) {
-	k := newKeysFixture(t)
+	// A small quota, set as configuration sets it, keeps the test short.
+	k := newKeysFixture(t, func(cfg *payment.Config) {
+		cfg.Limits = payment.DefaultResourceLimits()
+		cfg.Limits.TestChargesPerDay = 3
+	})
 	ctx := context.Background()
 	// Use up the quota but one through the service, then two through the
 	// console.
@@ -538,7 +549,7 @@ func TestConsoleKeysTestChargeQuota(t *testing.T) {
 	form := url.Values{"amount": {"100"}, "currency": {"JPY"}, "card": {"success"}}
 	keysRedirect(t, "the last test charge of the day", k.post(t, path, form), storePath(k.demo.StoreID, "/charges/"))
 	p := k.post(t, path, url.Values{"amount": {"100"}, "currency": {"JPY"}, "card": {"success"}})
-	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "the most test charges it may make today (1440 a day)") {
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "the most test charges it may make today (3 a day)") {
 		t.Errorf("past the quota: %d\n%s", p.status, p.body)
 	}
 }
