@@ -80,6 +80,34 @@ func SignWebhook(secret, id string, timestamp int64, body []byte) (string, error
 	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
+// webhookRequest is the POST of ev to hook at now: the event's body,
+// signed with the webhook's secret, and the headers every delivery has.
+func (s *Service) webhookRequest(hook *Webhook, ev *Event, now time.Time) (WebhookRequest, error) {
+	secret, err := s.SigningSecret(hook)
+	if err != nil {
+		return WebhookRequest{}, err
+	}
+	body, err := WebhookBody(ev)
+	if err != nil {
+		return WebhookRequest{}, err
+	}
+	sig, err := SignWebhook(secret, ev.ID.String(), now.Unix(), body)
+	if err != nil {
+		return WebhookRequest{}, err
+	}
+	headers := map[string]string{
+		"Content-Type":      "application/json",
+		"Idempotency-Key":   ev.ID.String(),
+		"webhook-id":        ev.ID.String(),
+		"webhook-timestamp": strconv.FormatInt(now.Unix(), 10),
+		"webhook-signature": sig,
+	}
+	if hook.AuthToken != "" {
+		headers["Authorization"] = hook.AuthToken
+	}
+	return WebhookRequest{URL: hook.URL, Headers: headers, Body: body, Live: hook.Mode == ModeLive}, nil
+}
+
 // VerifyWebhook checks a delivery's signature headers as a receiver should
 // (the demo storefront does): one of the signatures in signatureHeader
 // (space-separated) matches, and the timestamp is within tolerance of now,
@@ -148,31 +176,12 @@ func (s *Service) deliver(ctx context.Context, w Work) error {
 	case !hook.Active:
 		return s.recordAttempt(ctx, w, 0, errors.New("the webhook is inactive"), true)
 	}
-	secret, err := s.SigningSecret(hook)
+	req, err := s.webhookRequest(hook, ev, s.clock.Now())
 	if err != nil {
 		return err
-	}
-	body, err := WebhookBody(ev)
-	if err != nil {
-		return err
-	}
-	now := s.clock.Now()
-	sig, err := SignWebhook(secret, ev.ID.String(), now.Unix(), body)
-	if err != nil {
-		return err
-	}
-	headers := map[string]string{
-		"Content-Type":      "application/json",
-		"Idempotency-Key":   ev.ID.String(),
-		"webhook-id":        ev.ID.String(),
-		"webhook-timestamp": strconv.FormatInt(now.Unix(), 10),
-		"webhook-signature": sig,
-	}
-	if hook.AuthToken != "" {
-		headers["Authorization"] = hook.AuthToken
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, deliveryTimeout)
-	status, sendErr := s.webhookSender.Send(sendCtx, WebhookRequest{URL: hook.URL, Headers: headers, Body: body, Live: hook.Mode == ModeLive})
+	status, sendErr := s.webhookSender.Send(sendCtx, req)
 	cancel()
 	if ctx.Err() != nil {
 		return ctx.Err() // stopping: the attempt is given back, not counted

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -59,31 +58,13 @@ func (s *Service) TestWebhook(ctx context.Context, c *Caller, storeID, id uuid.U
 		out.Error = "this gateway sends no webhooks: no webhook sender is configured"
 		return out, nil
 	}
-	secret, err := s.SigningSecret(hook)
+	req, err := s.webhookRequest(hook, ev, now)
 	if err != nil {
 		return out, err
-	}
-	body, err := WebhookBody(ev)
-	if err != nil {
-		return out, err
-	}
-	sig, err := SignWebhook(secret, ev.ID.String(), now.Unix(), body)
-	if err != nil {
-		return out, err
-	}
-	headers := map[string]string{
-		"Content-Type":      "application/json",
-		"Idempotency-Key":   ev.ID.String(),
-		"webhook-id":        ev.ID.String(),
-		"webhook-timestamp": strconv.FormatInt(now.Unix(), 10),
-		"webhook-signature": sig,
-	}
-	if hook.AuthToken != "" {
-		headers["Authorization"] = hook.AuthToken
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, webhookTestTimeout)
 	defer cancel()
-	status, sendErr := s.webhookSender.Send(sendCtx, WebhookRequest{URL: hook.URL, Headers: headers, Body: body, Live: hook.Mode == ModeLive})
+	status, sendErr := s.webhookSender.Send(sendCtx, req)
 	if ctx.Err() != nil {
 		return out, ctx.Err()
 	}
