@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -590,10 +589,12 @@ func (c *console) testCharge(cr *consoleRequest) error {
 	f := testChargeForm{Amount: strings.TrimSpace(form.Get("amount")), Currency: form.Get("currency"), Card: form.Get("card")}
 	i := slices.IndexFunc(testCards, func(tc testCard) bool { return tc.Key == f.Card })
 	var ch *payment.Charge
-	amount, perr := strconv.ParseInt(f.Amount, 10, 64)
+	amount, currency, aerr := formAmount(form)
 	switch {
-	case perr != nil:
-		err = payment.Invalid("amount", payment.ReasonInvalidFormat)
+	case aerr != nil:
+		err = aerr
+	case amount == nil:
+		err = payment.Invalid("amount", payment.ReasonRequired)
 	case i < 0:
 		err = payment.Invalid("card", payment.ReasonInvalidFormat)
 	default:
@@ -606,7 +607,7 @@ func (c *console) testCharge(cr *consoleRequest) error {
 				ExpYear: c.svc.Clock().Now().Year() + 3, CVV: "123"},
 		})
 		if err == nil {
-			ch, err = c.svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: amount, Currency: f.Currency})
+			ch, err = c.svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: *amount, Currency: currency})
 		}
 	}
 	if err != nil {

@@ -492,8 +492,16 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 	if ch.Status != payment.ChargeFailed || ch.RequestedAmount != 1500 || ch.Currency != "JPY" || ch.Mode != payment.ModeTest {
 		t.Errorf("charge %+v", ch)
 	}
+	// Amounts are typed in the currency's usual unit, as refunds are.
+	loc = keysRedirect(t, "test charge in dollars", k.post(t, path, url.Values{"amount": {"12.50"}, "currency": {"USD"}, "card": {"success"}}),
+		storePath(k.demo.StoreID, "/charges/"))
+	usd := servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, uuid.MustParse(strings.TrimPrefix(loc, storePath(k.demo.StoreID, "/charges/"))),
+		"the dollar test charge", servicetest.Settled)
+	if usd.RequestedAmount != 1250 || usd.Currency != "USD" {
+		t.Errorf("12.50 USD: %d %s, want 1250 USD", usd.RequestedAmount, usd.Currency)
+	}
 	list, err := k.svc.Charges(ctx, k.demo.Caller, k.demo.StoreID, payment.ChargeFilter{}, payment.ListParams{Limit: 10})
-	if err != nil || len(list.Items) != 1 || list.Items[0].ID != id {
+	if err != nil || len(list.Items) != 2 || list.Items[1].ID != id {
 		t.Fatalf("Charges: %d, %v", len(list.Items), err)
 	}
 	// Bad input is shown on the settings page.
@@ -501,6 +509,9 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 		{"amount": {"ten"}, "currency": {"JPY"}, "card": {"success"}},
 		{"amount": {"0"}, "currency": {"JPY"}, "card": {"success"}},
 		{"amount": {"100"}, "currency": {"JPY"}, "card": {"4000020000000000"}},
+		{"amount": {"12.5"}, "currency": {"JPY"}, "card": {"success"}},
+		{"amount": {"99999999999999999999"}, "currency": {"JPY"}, "card": {"success"}},
+		{"amount": {"100"}, "currency": {"XXX"}, "card": {"success"}},
 	} {
 		p := k.post(t, path, form)
 		if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Some of what you entered is not valid.") || strings.Contains(p.body, "4000020000000000") {
@@ -518,8 +529,8 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 		t.Errorf("live mode: %d\n%s", p.status, p.body)
 	}
 	list, _ = k.svc.Charges(ctx, k.demo.Caller, k.demo.StoreID, payment.ChargeFilter{}, payment.ListParams{Limit: 10})
-	if len(list.Items) != 1 {
-		t.Errorf("%d charges after live mode's refusal", len(list.Items))
+	if len(list.Items) != 2 {
+		t.Errorf("%d charges after live mode's refusal, want the 2 before it", len(list.Items))
 	}
 }
 

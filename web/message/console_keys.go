@@ -94,7 +94,7 @@ var consoleKeys = map[string]Text{
 	"test_charge_lead":        {"Makes a charge with a sandbox card, as your server would. No real money moves.", "サーバーから行うのと同じ方法で、サンドボックスのカードを使った決済を作成します。実際の請求は発生しません。"},
 	"test_charge_live":        {"Test charges are made in test mode. Switch to test mode to make one.", "テスト決済はテストモードで行います。作成するにはテストモードに切り替えてください。"},
 	"amount":                  {"Amount", "金額"},
-	"amount_help":             {"In the currency's smallest unit, as in the API: 1000 is ¥1,000 or $10.00.", "API と同じく通貨の最小単位で入力します。例：1000 は 1,000 円、または 10.00 ドルです。"},
+	"amount_help":             {"In the currency's usual unit, as on the refund form: 1000 is ¥1,000, 12.50 is $12.50.", "返金フォームと同じく通貨の通常の単位で入力します。例：1000 は 1,000 円、12.50 は 12.50 ドルです。"},
 	"currency":                {"Currency", "通貨"},
 	"test_card":               {"Test card", "テストカード"},
 	"card_success":            {"Succeeds", "成功する"},
