@@ -486,6 +486,36 @@ func pathID(r *http.Request, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// confirmForm is a confirmation page's form: the same POST again, with
+// confirm=yes and the values the first one carried, or the way back.
+// Every action that moves money or ends a credential goes through one,
+// with no script (templates/console.html, console-confirm-form).
+type confirmForm struct {
+	Action, Back string
+	// Button is the text key of the confirm button; Danger paints it red.
+	Button string
+	Danger bool
+	Fields []confirmField
+}
+
+// confirmField is one value a confirmation posts again.
+type confirmField struct{ Name, Value string }
+
+// confirmed reports whether a POST comes from a confirmation page.
+func confirmed(cr *consoleRequest) bool { return cr.r.PostForm.Get("confirm") == "yes" }
+
+// carried are the named values of a form that were sent, for its
+// confirmation to send again.
+func carried(form url.Values, names ...string) []confirmField {
+	var out []confirmField
+	for _, n := range names {
+		if form.Has(n) {
+			out = append(out, confirmField{n, form.Get(n)})
+		}
+	}
+	return out
+}
+
 // storeCaller reads {store} from the path and returns the store caller.
 func (c *console) storeCaller(cr *consoleRequest) (uuid.UUID, *payment.Caller, error) {
 	storeID, err := pathID(cr.r, "store")

@@ -103,30 +103,21 @@ func (c *console) showForm(cr *consoleRequest, err error, name string, page any)
 	return nil
 }
 
-// confirmField is one field a confirmation page posts again.
-type confirmField struct{ Name, Value string }
-
 // confirmView is a confirmation step: what is about to happen, and a form
 // that posts the same request again with confirm=yes.
 type confirmView struct {
 	Store    *payment.Store
 	Question string
 	Detail   string
-	Action   string
-	Fields   []confirmField
-	Button   string
-	Back     string
+	Form     confirmForm
 }
 
 func (c *console) confirm(cr *consoleRequest, v confirmView) error {
-	t := message.Console.In(cr.loc)
-	v.Question, v.Button = t[v.Question], t[v.Button]
+	v.Question = message.Console.Get(v.Question, cr.loc)
+	v.Form.Danger = true
 	c.render(cr, http.StatusOK, "console_confirm", "stores", v)
 	return nil
 }
-
-// confirmed reports whether a POST is the confirmation step's.
-func confirmed(cr *consoleRequest) bool { return cr.r.PostForm.Get("confirm") == "yes" }
 
 func (c *console) storesPage(cr *consoleRequest) error {
 	c.render(cr, http.StatusOK, "console_stores", "stores", nil)
@@ -215,8 +206,8 @@ func (c *console) revokeAppToken(cr *consoleRequest) error {
 		if err != nil {
 			return err
 		}
-		return c.confirm(cr, confirmView{Store: st, Question: "revoke_question", Detail: id.String(),
-			Action: storePath(storeID, "/app_tokens/"+id.String()+"/revoke"), Button: "revoke", Back: storePath(storeID, "/app_tokens")})
+		return c.confirm(cr, confirmView{Store: st, Question: "revoke_question", Detail: id.String(), Form: confirmForm{
+			Action: storePath(storeID, "/app_tokens/"+id.String()+"/revoke"), Button: "revoke", Back: storePath(storeID, "/app_tokens")}})
 	}
 	if err := c.svc.RevokeAppToken(cr.r.Context(), caller, storeID, id); err != nil {
 		return err
@@ -400,8 +391,8 @@ func (c *console) deleteWebhook(cr *consoleRequest) error {
 		if err != nil {
 			return err
 		}
-		return c.confirm(cr, confirmView{Store: st, Question: "delete_webhook_question", Detail: w.URL,
-			Action: storePath(storeID, "/webhooks/"+id.String()+"/delete"), Button: "delete", Back: storePath(storeID, "/webhooks/"+id.String())})
+		return c.confirm(cr, confirmView{Store: st, Question: "delete_webhook_question", Detail: w.URL, Form: confirmForm{
+			Action: storePath(storeID, "/webhooks/"+id.String()+"/delete"), Button: "delete", Back: storePath(storeID, "/webhooks/"+id.String())}})
 	}
 	if err := c.svc.DeleteWebhook(cr.r.Context(), caller, storeID, id); err != nil {
 		return err

@@ -449,7 +449,7 @@ type chargeConfirmView struct {
 	AmountText string
 	Reason     string
 	Message    string
-	Fields     [][2]string
+	Form       confirmForm
 }
 
 // actionRequest is what every action reads first: the store caller, the
@@ -475,8 +475,7 @@ func (c *console) actionRequest(cr *consoleRequest) (actionRequest, error) {
 // confirmCharge shows the confirmation of an action, unless the form says it
 // is confirmed: it reports whether the action is to be done now.
 func (c *console) confirmCharge(cr *consoleRequest, a actionRequest, cv chargeConfirmView) (bool, error) {
-	form := cr.r.PostForm
-	if form.Get("confirm") == "yes" {
+	if confirmed(cr) {
 		return true, nil
 	}
 	ch, err := c.svc.Charge(cr.r.Context(), a.caller, a.storeID, a.chargeID, 0)
@@ -484,11 +483,8 @@ func (c *console) confirmCharge(cr *consoleRequest, a actionRequest, cv chargeCo
 		return false, err
 	}
 	cv.Charge, cv.Path = ch, chargePath(ch)
-	for _, k := range []string{"amount", "currency", "reason", "message"} {
-		if form.Has(k) {
-			cv.Fields = append(cv.Fields, [2]string{k, form.Get(k)})
-		}
-	}
+	cv.Form = confirmForm{Action: cv.Path + "/" + cv.Action, Back: cv.Path, Button: "confirm", Danger: cv.Action != "capture",
+		Fields: carried(cr.r.PostForm, "amount", "currency", "reason", "message")}
 	c.render(cr, http.StatusOK, "console_charge_confirm", "charges", cv)
 	return false, nil
 }

@@ -1,7 +1,5 @@
 package message
 
-import "maps"
-
 // Console is the merchant console (/console/): its frame and sign-in,
 // reset and account pages here, its payment pages (consolePayments) and
 // its keys and settings pages (consoleKeys) in their own files. Keys:
@@ -10,10 +8,17 @@ import "maps"
 // codes and field reasons in words, field_<field> the fields they name.
 var Console = newTable("console", consoleTexts(consoleFrame, consolePayments, consoleKeys))
 
+// consoleTexts merges the console's parts; a key in two parts would leave
+// one page with the other's text, so it stops the program at start.
 func consoleTexts(parts ...map[string]Text) map[string]Text {
 	all := map[string]Text{}
 	for _, p := range parts {
-		maps.Copy(all, p)
+		for k, t := range p {
+			if _, ok := all[k]; ok {
+				panic("message: the console's texts have the key " + k + " twice")
+			}
+			all[k] = t
+		}
 	}
 	return all
 }
