@@ -45,7 +45,7 @@ type keysFixture struct {
 // service's configuration (its limits) before the service is made.
 func newKeysFixture(t *testing.T, configure ...func(*payment.Config)) *keysFixture {
 	t.Helper()
-	k := &keysFixture{consoleFixture: &consoleFixture{mailbox: &fakeMailbox{}}}
+	k := &keysFixture{}
 	k.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		k.mu.Lock()
@@ -54,28 +54,16 @@ func newKeysFixture(t *testing.T, configure ...func(*payment.Config)) *keysFixtu
 		k.mu.Unlock()
 	}))
 	t.Cleanup(k.receiver.Close)
-	f := k.consoleFixture
-	f.srv = httptest.NewUnstartedServer(nil)
-	origin := "http://" + f.srv.Listener.Addr().String()
-	f.stack = servicetest.New(t, servicetest.Options{PublicOrigin: origin, EncodeEvent: api.EncodeEvent,
+	k.consoleFixture = newBareConsole(t, servicetest.Options{
 		WebhookSender: webhookhttp.New(webhookhttp.Config{Timeout: 5 * time.Second}),
 		Configure: func(cfg *payment.Config) {
 			for _, c := range configure {
 				c(cfg)
 			}
 		}})
-	f.demo = f.stack.SeedDemo(t)
+	f := k.consoleFixture
+	origin := f.srv.URL
 	k.svc = f.stack.Service
-	p := &pages{cfg: Config{Service: k.svc, PublicURL: origin, SessionKey: []byte(strings.Repeat("k", 32))},
-		log: slog.New(slog.DiscardHandler)}
-	mux := http.NewServeMux()
-	if err := p.consoleRoutes(mux); err != nil {
-		t.Fatal(err)
-	}
-	f.console = p.console
-	f.srv.Config.Handler = mux
-	f.srv.Start()
-	t.Cleanup(f.srv.Close)
 	k.api = api.New(api.Config{Service: k.svc, PublicOrigin: origin, Logger: slog.New(slog.DiscardHandler)})
 	k.b = f.browser(t)
 	k.b.signIn(t)

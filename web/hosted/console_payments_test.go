@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/web/message"
@@ -27,29 +24,14 @@ import (
 // paymentsConsole is the console's handler on a real SQLite store, with
 // the demo merchant's console user signed in through the sign-in form.
 type paymentsConsole struct {
-	stack *servicetest.Stack
-	demo  *servicetest.Demo
-	srv   *httptest.Server
-	jar   http.CookieJar
+	*consoleFixture
 	// client keeps the session's cookie and does not follow redirects.
 	client *http.Client
 }
 
 func newPaymentsConsole(t *testing.T) *paymentsConsole {
 	t.Helper()
-	pc := &paymentsConsole{srv: httptest.NewUnstartedServer(nil)}
-	origin := "http://" + pc.srv.Listener.Addr().String()
-	pc.stack = servicetest.New(t, servicetest.Options{PublicOrigin: origin, EncodeEvent: api.EncodeEvent})
-	pc.demo = pc.stack.SeedDemo(t)
-	p := &pages{cfg: Config{Service: pc.stack.Service, PublicURL: origin, SessionKey: []byte(strings.Repeat("p", 32))},
-		log: slog.New(slog.DiscardHandler)}
-	mux := http.NewServeMux()
-	if err := p.consoleRoutes(mux); err != nil {
-		t.Fatal(err)
-	}
-	pc.srv.Config.Handler = mux
-	pc.srv.Start()
-	t.Cleanup(pc.srv.Close)
+	pc := &paymentsConsole{consoleFixture: newBareConsole(t, servicetest.Options{})}
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -145,28 +127,7 @@ func (pc *paymentsConsole) authorized(t *testing.T, amount int64) *payment.Charg
 // successful test charge of its own.
 func (pc *paymentsConsole) otherMerchantCharge(t *testing.T) *payment.Charge {
 	t.Helper()
-	ctx := context.Background()
-	now := time.Now()
-	m := &payment.Merchant{ID: payment.NewID(), Name: "Elsewhere", Email: "elsewhere@kessai.test", CreatedOn: now}
-	st := &payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "Elsewhere store", PCICompliant: true,
-		Settings: payment.DefaultStoreSettings(), CreatedOn: now}
-	err := pc.stack.DB.Update(ctx, func(tx payment.Tx) error {
-		if err := tx.CreateMerchant(ctx, m); err != nil {
-			return err
-		}
-		return tx.CreateStore(ctx, st)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := pc.stack.Service.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := pc.stack.Service.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := addMerchant(t, pc.stack)
 	return servicetest.Pay(t, pc.stack.Service, c, "4000020000000000", 1200, "JPY", nil)
 }
 
@@ -175,33 +136,17 @@ func (pc *paymentsConsole) otherMerchantCharge(t *testing.T) *payment.Charge {
 func (pc *paymentsConsole) liveCharge(t *testing.T) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	svc := pc.stack.Service
-	issued, err := svc.IssueStoreAppToken(ctx, pc.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	issued, err := pc.stack.Service.IssueStoreAppToken(ctx, pc.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := svc.Authenticate(ctx, "Bearer "+issued.Secret+"."+issued.JWT, "")
+	c, err := pc.stack.Service.Authenticate(ctx, "Bearer "+issued.Secret+"."+issued.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := svc.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
-		Email: "live@kessai.test", Card: &payment.CardInput{Cardholder: "LIVE SHOPPER", Number: "4012888888881881", ExpMonth: 12,
-			ExpYear: 2040, CVV: "123"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	charged := int64(1500)
-	ch := &payment.Charge{ID: payment.NewID(), StoreID: pc.demo.StoreID, MerchantID: pc.demo.MerchantID, TokenID: tok.ID,
-		TokenType: payment.OneTime, Mode: payment.ModeLive, RequestedAmount: 1500, ChargedAmount: &charged, Currency: "JPY",
-		Capture: true, Status: payment.ChargeSuccessful, PaymentType: payment.PaymentTypeCard, CreatedOn: now, UpdatedOn: now}
-	if err := pc.stack.DB.Update(ctx, func(tx payment.Tx) error { return tx.CreateCharge(ctx, ch) }); err != nil {
-		t.Fatal(err)
-	}
-	return ch
+	return writeLiveCharge(t, pc.stack, pc.demo.StoreID, c, 1500)
 }
 
-// refunds are a charge's refunds as storage has them.
 func (pc *paymentsConsole) refunds(t *testing.T, ch *payment.Charge) []*payment.Refund {
 	t.Helper()
 	var out []*payment.Refund

@@ -41,12 +41,19 @@ type fakeMailbox struct{ messages []mail.Message }
 
 func (m *fakeMailbox) Messages() []mail.Message { return m.messages }
 
-func newConsoleFixture(t *testing.T) *consoleFixture {
+// newBareConsole serves the console over a service made with opts (its
+// public origin the server's own, events recorded as the gateway
+// records them) holding only the demo account.
+func newBareConsole(t *testing.T, opts servicetest.Options) *consoleFixture {
 	t.Helper()
 	f := &consoleFixture{mailbox: &fakeMailbox{}}
 	f.srv = httptest.NewUnstartedServer(nil)
 	origin := "http://" + f.srv.Listener.Addr().String()
-	f.stack = servicetest.New(t, servicetest.Options{PublicOrigin: origin, EncodeEvent: api.EncodeEvent})
+	opts.PublicOrigin = origin
+	if opts.EncodeEvent == nil {
+		opts.EncodeEvent = api.EncodeEvent
+	}
+	f.stack = servicetest.New(t, opts)
 	f.demo = f.stack.SeedDemo(t)
 	p := &pages{cfg: Config{Service: f.stack.Service, PublicURL: origin, SessionKey: []byte(strings.Repeat("k", 32)), Mailbox: f.mailbox},
 		log: slog.New(slog.DiscardHandler)}
@@ -58,8 +65,14 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 	f.srv.Config.Handler = mux
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func newConsoleFixture(t *testing.T) *consoleFixture {
+	t.Helper()
+	f := newBareConsole(t, servicetest.Options{})
 	f.own = f.objects(t, f.demo.StoreID, f.demo.Caller)
-	otherStore, otherCaller := f.otherMerchant(t)
+	otherStore, otherCaller := addMerchant(t, f.stack)
 	f.otherTenant = f.objects(t, otherStore, otherCaller)
 	live, err := f.stack.Service.IssueStoreAppToken(context.Background(), f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
@@ -81,7 +94,7 @@ func (f *consoleFixture) objects(t *testing.T, storeID uuid.UUID, c *payment.Cal
 	svc := f.stack.Service
 	var ch *payment.Charge
 	if c.Token().Mode == payment.ModeLive {
-		ch = f.liveCharge(t, storeID, c)
+		ch = writeLiveCharge(t, f.stack, storeID, c, 1000)
 	} else {
 		ch = servicetest.Pay(t, svc, c, "4000020000000000", 1000, "JPY", nil)
 	}
@@ -105,37 +118,36 @@ func (f *consoleFixture) objects(t *testing.T, storeID uuid.UUID, c *payment.Cal
 	}
 }
 
-// liveCharge writes a successful live charge straight into storage: the
-// sandbox takes no live payments, and the console must still keep them
-// apart from test ones.
-func (f *consoleFixture) liveCharge(t *testing.T, storeID uuid.UUID, c *payment.Caller) *payment.Charge {
+// writeLiveCharge writes a successful live charge of amount yen straight
+// into storage: the sandbox takes no live payments, and the console must
+// still keep them apart from test ones.
+func writeLiveCharge(t *testing.T, stack *servicetest.Stack, storeID uuid.UUID, c *payment.Caller, amount int64) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := f.stack.Service.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+	tok, err := stack.Service.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Email: "live@kessai.test", Card: &payment.CardInput{Cardholder: "LIVE SHOPPER", Number: "4012888888881881", ExpMonth: 12, ExpYear: 2040, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	charged := int64(1000)
 	ch := &payment.Charge{ID: payment.NewID(), StoreID: storeID, MerchantID: c.MerchantID(), TokenID: tok.ID, TokenType: payment.OneTime,
-		Mode: payment.ModeLive, RequestedAmount: 1000, ChargedAmount: &charged, Currency: "JPY", Capture: true,
+		Mode: payment.ModeLive, RequestedAmount: amount, ChargedAmount: &amount, Currency: "JPY", Capture: true,
 		Status: payment.ChargeSuccessful, PaymentType: payment.PaymentTypeCard, CreatedOn: now, UpdatedOn: now}
-	if err := f.stack.DB.Update(ctx, func(tx payment.Tx) error { return tx.CreateCharge(ctx, ch) }); err != nil {
+	if err := stack.DB.Update(ctx, func(tx payment.Tx) error { return tx.CreateCharge(ctx, ch) }); err != nil {
 		t.Fatal(err)
 	}
 	return ch
 }
 
-// otherMerchant makes a second merchant with a store and a server token.
-func (f *consoleFixture) otherMerchant(t *testing.T) (uuid.UUID, *payment.Caller) {
+// addMerchant makes another merchant with a store and a server token.
+func addMerchant(t *testing.T, stack *servicetest.Stack) (uuid.UUID, *payment.Caller) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
 	m := &payment.Merchant{ID: payment.NewID(), Name: "Other merchant", Email: "other@kessai.test", CreatedOn: now}
 	st := &payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "Other store", PCICompliant: true,
 		Settings: payment.DefaultStoreSettings(), CreatedOn: now}
-	err := f.stack.DB.Update(ctx, func(tx payment.Tx) error {
+	err := stack.DB.Update(ctx, func(tx payment.Tx) error {
 		if err := tx.CreateMerchant(ctx, m); err != nil {
 			return err
 		}
@@ -144,11 +156,11 @@ func (f *consoleFixture) otherMerchant(t *testing.T) (uuid.UUID, *payment.Caller
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.stack.Service.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
+	tok, err := stack.Service.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.stack.Service.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := stack.Service.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
