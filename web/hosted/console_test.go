@@ -594,3 +594,30 @@ func TestConsoleMailbox(t *testing.T) {
 		t.Errorf("with SMTP: %d", p.status)
 	}
 }
+
+// TestConsoleCookie: the console's cookie is HttpOnly, SameSite=Lax,
+// scoped to /console/, and Secure when the gateway's public URL is https.
+func TestConsoleCookie(t *testing.T) {
+	stack := servicetest.New(t, servicetest.Options{})
+	for _, tc := range []struct {
+		publicURL string
+		secure    bool
+	}{{"http://127.0.0.1:8080", false}, {"https://pay.example", true}} {
+		p := &pages{cfg: Config{Service: stack.Service, PublicURL: tc.publicURL, SessionKey: []byte(strings.Repeat("k", 32))},
+			log: slog.New(slog.DiscardHandler)}
+		mux := http.NewServeMux()
+		if err := p.consoleRoutes(mux); err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/console/signin", nil))
+		cookies := rec.Result().Cookies()
+		if len(cookies) != 1 {
+			t.Fatalf("%s: cookies %v", tc.publicURL, cookies)
+		}
+		c := cookies[0]
+		if c.Name != consoleCookie || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != consoleRoot || c.Secure != tc.secure {
+			t.Errorf("%s: cookie %+v, want HttpOnly, Lax, path %s, Secure %v", tc.publicURL, c, consoleRoot, tc.secure)
+		}
+	}
+}
