@@ -1,0 +1,58 @@
+package payment_test
+
+import (
+	"context"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
+	"github.com/kessai/kessai/server/payment"
+)
+
+// BenchmarkSignIn is a whole sign-in (throttle off, the user's read, the
+// bcrypt comparison, the session's transaction) beside its floor, the
+// bcrypt comparison alone: the rest should be noise next to it.
+func BenchmarkSignIn(b *testing.B) {
+	st := servicetest.New(b, servicetest.Options{})
+	demo := st.SeedDemo(b)
+	ctx := context.Background()
+	b.Run("bcrypt-only", func(b *testing.B) {
+		hash, err := payment.HashPassword(demo.ConsolePassword)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := bcrypt.CompareHashAndPassword(hash, []byte(demo.ConsolePassword)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sign-in", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := st.Service.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkConsoleSession is what every console page pays to know its
+// session (one indexed read; a write at most once a minute).
+func BenchmarkConsoleSession(b *testing.B) {
+	st := servicetest.New(b, servicetest.Options{})
+	demo := st.SeedDemo(b)
+	ctx := context.Background()
+	token, _, err := st.Service.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := st.Service.ConsoleSession(ctx, token); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
