@@ -341,7 +341,8 @@ func (r *running) run(ctx context.Context, out io.Writer) error {
 //  2. the background work stops, and shutdown waits for all of it: the
 //     worker hands back what it holds and the sweepers return, because
 //     every one of them uses the store;
-//  3. the store closes, with nothing left to use it.
+//  3. the reset mails under way are sent;
+//  4. the store closes, with nothing left to use it.
 func (r *running) shutdown() error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.ShutdownTimeout)
 	defer cancel()
@@ -352,6 +353,9 @@ func (r *running) shutdown() error {
 		}
 	}
 	r.background.stop()
+	// Reset links asked for just before SIGTERM still go out (each send
+	// gives up after a minute).
+	r.service.WaitForMail()
 	err = errors.Join(err, r.limiters.close(), r.db.Close())
 	r.unlock()
 	return err

@@ -641,3 +641,33 @@ func TestSignInRacingAPasswordChange(t *testing.T) {
 		t.Fatalf("with the new password: %v", err)
 	}
 }
+
+// slowMailer takes its time, as an SMTP server may.
+type slowMailer struct {
+	mailCatcher
+	delay time.Duration
+}
+
+func (m *slowMailer) SendPasswordReset(ctx context.Context, mail payment.PasswordResetMail) error {
+	time.Sleep(m.delay)
+	return m.mailCatcher.SendPasswordReset(ctx, mail)
+}
+
+// TestWaitForMail: a reset request answers before its mail is sent, and
+// WaitForMail (which shutdown calls) returns only once it is.
+func TestWaitForMail(t *testing.T) {
+	slow := &slowMailer{delay: 300 * time.Millisecond}
+	st := servicetest.New(t, servicetest.Options{Config: payment.Config{ResetMailer: slow}})
+	st.SeedDemo(t)
+	start := time.Now()
+	if err := st.Service.RequestPasswordReset(context.Background(), payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= slow.delay {
+		t.Errorf("the request waited for the mail (%v)", took)
+	}
+	st.Service.WaitForMail()
+	if n := len(slow.all()); n != 1 {
+		t.Fatalf("%d mails after WaitForMail, want 1", n)
+	}
+}
