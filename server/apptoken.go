@@ -40,7 +40,7 @@ func createAppToken(ctx context.Context, args []string) error {
 	if err != nil {
 		return errors.New("--store must be a store id")
 	}
-	g, err := open(ctx, cfg, newLogger(cfg.LogLevel))
+	g, err := open(ctx, cfg, cfg.logger(os.Stderr))
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -36,6 +37,8 @@ type config struct {
 	// deployments (or tests) can share one Redis without sharing limits.
 	RedisPrefix string
 	LogLevel    slog.Level
+	// LogFormat is logText (slog's key=value lines) or logJSON.
+	LogFormat string
 	// SigningKey, when set, replaces the key generated into the data
 	// directory (several instances must share one).
 	SigningKey []byte
@@ -77,6 +80,12 @@ type config struct {
 	MailFrom string
 }
 
+// The log formats (KESSAI_LOG_FORMAT).
+const (
+	logText = "text"
+	logJSON = "json"
+)
+
 func env(name, fallback string) string {
 	if v, ok := os.LookupEnv(name); ok {
 		return v
@@ -95,6 +104,7 @@ func loadConfig(args []string) (config, error) {
 	fs.StringVar(&c.RedisURL, "redis-url", env("KESSAI_REDIS_URL", ""), "redis:// URL for rate limits shared by every process (KESSAI_REDIS_URL)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", env("KESSAI_REDIS_PREFIX", "kessai:"), "prefix of every Redis key, to share one Redis between deployments (KESSAI_REDIS_PREFIX)")
 	level := fs.String("log-level", env("KESSAI_LOG_LEVEL", "info"), "debug, info, warn or error (KESSAI_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", env("KESSAI_LOG_FORMAT", logText), "text (key=value lines) or json (one object a line, for log shippers) (KESSAI_LOG_FORMAT)")
 	key := fs.String("signing-key", env("KESSAI_SIGNING_KEY", ""), "hex or base64 key of at least 32 bytes (KESSAI_SIGNING_KEY)")
 	cardKey := fs.String("card-key", env("KESSAI_CARD_KEY", ""), "hex or base64 AES-256 key sealing card data (KESSAI_CARD_KEY)")
 	retired := fs.String("retired-card-keys", env("KESSAI_RETIRED_CARD_KEYS", ""), "comma-separated keys of earlier card-key rotations (KESSAI_RETIRED_CARD_KEYS)")
@@ -162,6 +172,9 @@ func loadConfig(args []string) (config, error) {
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(*level)); err != nil {
 		return c, fmt.Errorf("KESSAI_LOG_LEVEL: %w", err)
+	}
+	if c.LogFormat = cmp.Or(strings.ToLower(strings.TrimSpace(c.LogFormat)), logText); c.LogFormat != logText && c.LogFormat != logJSON {
+		return c, fmt.Errorf("KESSAI_LOG_FORMAT=%q: want text or json", c.LogFormat)
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return c, fmt.Errorf("KESSAI_ADDR: %w", err)

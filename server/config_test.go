@@ -39,7 +39,7 @@ func clearConfigEnv(t testing.TB) {
 	}
 	for _, name := range []string{"KESSAI_DATABASE_URL", "KESSAI_REDIS_URL", "KESSAI_TRUSTED_PROXIES",
 		"KESSAI_SIGNING_KEY", "KESSAI_CARD_KEY", "KESSAI_RETIRED_CARD_KEYS", "KESSAI_PUBLIC_URL",
-		"KESSAI_WEBHOOK_ALLOW_PRIVATE", "KESSAI_PPROF_ADDR", "KESSAI_REDIS_PREFIX", "KESSAI_SMTP_URL", "KESSAI_MAIL_FROM"} {
+		"KESSAI_WEBHOOK_ALLOW_PRIVATE", "KESSAI_PPROF_ADDR", "KESSAI_REDIS_PREFIX", "KESSAI_SMTP_URL", "KESSAI_MAIL_FROM", "KESSAI_LOG_FORMAT"} {
 		t.Setenv(name, "")
 	}
 	t.Setenv("KESSAI_ADDR", "127.0.0.1:8080")
@@ -188,6 +188,23 @@ func TestConfigStoreURLs(t *testing.T) {
 // a host, and a refusal names the variable without repeating the
 // password; KESSAI_MAIL_FROM must be one address, and defaults to
 // no-reply at the public URL's host.
+func TestConfigLogFormat(t *testing.T) {
+	for _, tc := range []struct {
+		value, want string
+		ok          bool
+	}{{"", logText, true}, {"text", logText, true}, {"JSON", logJSON, true}, {" json ", logJSON, true}, {"logfmt", "", false}} {
+		clearConfigEnv(t)
+		t.Setenv("KESSAI_LOG_FORMAT", tc.value)
+		c, err := loadConfig(nil)
+		switch {
+		case tc.ok && (err != nil || c.LogFormat != tc.want):
+			t.Errorf("KESSAI_LOG_FORMAT=%q: %q, %v; want %q", tc.value, c.LogFormat, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "KESSAI_LOG_FORMAT")):
+			t.Errorf("KESSAI_LOG_FORMAT=%q: %v, want an error naming the variable", tc.value, err)
+		}
+	}
+}
+
 func TestConfigMail(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		for _, tc := range []struct{ publicURL, from string }{

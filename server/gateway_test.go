@@ -55,7 +55,7 @@ func startGateway(tb testing.TB, o gatewayOptions) *testGateway {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var err error
-	g.running, err = start(ctx, cfg, newLoggerTo(logOut, cfg.LogLevel), opts...)
+	g.running, err = start(ctx, cfg, cfg.logger(logOut), opts...)
 	if err != nil {
 		cancel()
 		tb.Fatalf("start: %v\n%s", err, g.logs)

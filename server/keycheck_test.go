@@ -108,7 +108,7 @@ func TestKeyCheck(t *testing.T) {
 
 func openAndClose(t *testing.T, cfg config) error {
 	t.Helper()
-	g, err := open(context.Background(), cfg, newLoggerTo(&bytes.Buffer{}, cfg.LogLevel))
+	g, err := open(context.Background(), cfg, cfg.logger(&bytes.Buffer{}))
 	if err != nil {
 		return err
 	}

@@ -473,7 +473,7 @@ func TestServeHoldsDataDirLock(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	g := startGateway(t, gatewayOptions{dataDir: dataDir})
 	cfg, _ := testConfig(t, gatewayOptions{dataDir: dataDir})
-	if r, err := start(context.Background(), cfg, newLoggerTo(&bytes.Buffer{}, cfg.LogLevel)); err == nil {
+	if r, err := start(context.Background(), cfg, cfg.logger(&bytes.Buffer{})); err == nil {
 		r.shutdown()
 		t.Fatal("a second gateway started on the embedded store a gateway is running on")
 	} else if !strings.Contains(err.Error(), "another process") {

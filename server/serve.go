@@ -132,12 +132,15 @@ func (g *gateway) limitClock() limit.Clock {
 	return nil
 }
 
-func newLogger(level slog.Level) *slog.Logger {
-	return newLoggerTo(os.Stderr, level)
-}
-
-func newLoggerTo(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+// logger writes the gateway's log to w at the configured level, as
+// slog's text (key=value, for people) or, with KESSAI_LOG_FORMAT=json,
+// one JSON object a line with the same keys (for log shippers).
+func (c config) logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == logJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func serve(ctx context.Context, cfg config) error {
@@ -147,7 +150,7 @@ func serve(ctx context.Context, cfg config) error {
 // serveTo runs the gateway until ctx ends, printing the banner to out and
 // logging to logOut.
 func serveTo(ctx context.Context, cfg config, out, logOut io.Writer) error {
-	r, err := start(ctx, cfg, newLoggerTo(logOut, cfg.LogLevel))
+	r, err := start(ctx, cfg, cfg.logger(logOut))
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func TestStartFailureStopsWhatItStarted(t *testing.T) {
 	defer taken.Close()
 	cfg, opts := testConfig(t, gatewayOptions{configure: func(c *config) { c.DemoAddr = taken.Addr().String() }})
 	logs := &kessaitest.Buffer{}
-	r, err := start(context.Background(), cfg, newLoggerTo(logs, cfg.LogLevel), opts...)
+	r, err := start(context.Background(), cfg, cfg.logger(logs), opts...)
 	if err == nil {
 		r.shutdown()
 		t.Fatal("start succeeded on a port already in use")
