@@ -11,6 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/postgres"
@@ -63,6 +64,9 @@ type limiters struct {
 	api, pages, signIn limit.Limiter
 	// closer releases what they hold (the Redis client); nil for memory.
 	closer io.Closer
+	// readiness checks their back end (Redis answers PING); empty for
+	// memory.
+	readiness []api.ReadinessCheck
 }
 
 // openLimiters puts the rate limits in Redis when KESSAI_REDIS_URL is set,
@@ -71,13 +75,13 @@ type limiters struct {
 func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 	cfg := r.cfg
 	if cfg.RedisURL == "" {
-		api := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys, Clock: r.limitClock()})
-		r.background.run(func(ctx context.Context) { api.SweepEvery(ctx, time.Minute) })
+		apiLimiter := limit.NewMemory(limit.MemoryConfig{MaxKeys: cfg.RateMaxKeys, Clock: r.limitClock()})
+		r.background.run(func(ctx context.Context) { apiLimiter.SweepEvery(ctx, time.Minute) })
 		pages := limit.NewMemory(limit.MemoryConfig{Clock: r.limitClock()})
 		r.background.run(func(ctx context.Context) { pages.SweepEvery(ctx, time.Minute) })
 		signIn := limit.NewMemory(limit.MemoryConfig{Clock: r.limitClock()})
 		r.background.run(func(ctx context.Context) { signIn.SweepEvery(ctx, time.Minute) })
-		return limiters{api: api, pages: pages, signIn: signIn}, nil
+		return limiters{api: apiLimiter, pages: pages, signIn: signIn}, nil
 	}
 	goredis.SetLogger(redisLog{r.log})
 	client, err := redis.Open(ctx, cfg.RedisURL)
@@ -92,7 +96,7 @@ func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 	}
 	var ls limiters
 	rc.Prefix = cfg.RedisPrefix + redisAPIPrefix
-	api, err := redis.NewLimiter(client, rc)
+	apiLimiter, err := redis.NewLimiter(client, rc)
 	rc.Prefix = cfg.RedisPrefix + redisPagesPrefix
 	pages, perr := redis.NewLimiter(client, rc)
 	rc.Prefix = cfg.RedisPrefix + redisSignInPrefix
@@ -101,7 +105,8 @@ func (r *running) openLimiters(ctx context.Context) (limiters, error) {
 		client.Close()
 		return limiters{}, fmt.Errorf("redis: %w", err)
 	}
-	ls.api, ls.pages, ls.signIn, ls.closer = api, pages, signIn, client
+	ls.api, ls.pages, ls.signIn, ls.closer = apiLimiter, pages, signIn, client
+	ls.readiness = []api.ReadinessCheck{{Name: "redis", Check: func(ctx context.Context) error { return client.Ping(ctx).Err() }}}
 	return ls, nil
 }
 

@@ -245,6 +245,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		Idempotency: idempotency,
 		RateLimits:  api.RateLimits{Limiter: lims.api, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
 		PageLimits:  api.PageLimits{Limiter: lims.pages, PerMinute: cfg.PageRatePerMinute},
+		Readiness:   lims.readiness,
 	})
 	// The widget's WebAssembly is compressed while the gateway already
 	// serves it (uncompressed until then).

@@ -35,6 +35,9 @@ type Config struct {
 	Idempotency *payment.Idempotency
 	// PageLimits limits the requests Pages serves.
 	PageLimits PageLimits
+	// Readiness are what GET /ready checks besides storage (Redis, when
+	// the limits are there).
+	Readiness []ReadinessCheck
 }
 
 // Server serves the API.
@@ -49,6 +52,7 @@ type Server struct {
 	router       *mux.Router
 	handler      http.Handler
 	idem         *payment.Idempotency
+	readiness    []ReadinessCheck
 
 	preflight preflightCache
 	// streams ends the event streams when the server shuts down.
@@ -76,6 +80,7 @@ func New(cfg Config) *Server {
 		pages:        cfg.PageLimits,
 		idem:         cfg.Idempotency,
 		preflight:    preflightCache{ttl: 5 * time.Second},
+		readiness:    cfg.Readiness,
 	}
 	s.router = s.routes()
 	s.handler = s.behind(ScopeAPI, s.router)
@@ -103,6 +108,7 @@ func (s *Server) routes() *mux.Router {
 	r.HandleFunc("/stores/{storeId}/charges/{id}", s.authed(s.getCharge)).Methods(http.MethodGet)
 	r.HandleFunc("/charges/{id}", s.authed(s.getCharge)).Methods(http.MethodGet)
 	r.HandleFunc("/heartbeat", s.heartbeat).Methods(http.MethodGet, http.MethodHead)
+	r.HandleFunc("/ready", s.ready).Methods(http.MethodGet, http.MethodHead)
 	r.HandleFunc("/me", s.authed(s.getMe)).Methods(http.MethodGet)
 	r.HandleFunc("/me/{id}", s.authed(s.getMeByID)).Methods(http.MethodGet)
 	r.HandleFunc("/stores", s.authed(s.listStores)).Methods(http.MethodGet)

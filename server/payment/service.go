@@ -147,6 +147,15 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 	return s
 }
 
+// Ready reports whether storage answers a read: the readiness probe's
+// question of the storage engine.
+func (s *Service) Ready(ctx context.Context) error {
+	return s.storage.View(ctx, func(tx Tx) error {
+		_, err := tx.CountMerchants(ctx)
+		return err
+	})
+}
+
 // Clock returns the service's clock, for layers that must agree with it.
 func (s *Service) Clock() Clock { return s.clock }
 
