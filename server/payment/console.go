@@ -157,7 +157,10 @@ func (s *Service) throttle(ctx context.Context, keys []ThrottleKey) error {
 	}
 	wait, err := s.throttler.Take(ctx, keys)
 	if err != nil {
-		return err
+		// Unable to count (Redis away): refuse rather than let attempts
+		// through uncounted, as the API's limits do.
+		s.logger.WarnContext(ctx, "console throttle unavailable", "error", err)
+		return Errorf(CodeServiceUnavailable, "try again in a moment")
 	}
 	if wait > 0 {
 		return s.tooManyAttempts(wait)

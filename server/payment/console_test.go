@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -670,4 +671,23 @@ func TestWaitForMail(t *testing.T) {
 	if n := len(slow.all()); n != 1 {
 		t.Fatalf("%d mails after WaitForMail, want 1", n)
 	}
+}
+
+// brokenThrottle cannot count, as a limiter whose Redis is away.
+type brokenThrottle struct{}
+
+func (brokenThrottle) Take(context.Context, []payment.ThrottleKey) (time.Duration, error) {
+	return 0, errors.New("redis: connection refused")
+}
+
+// TestThrottleUnavailable: when the throttle cannot count, sign-ins and
+// reset requests are refused as unavailable, never let through uncounted.
+func TestThrottleUnavailable(t *testing.T) {
+	st := servicetest.New(t, servicetest.Options{Config: payment.Config{Throttle: brokenThrottle{}}})
+	demo := st.SeedDemo(t)
+	ctx := context.Background()
+	_, _, err := st.Service.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword})
+	wantConsoleErr(t, err, payment.CodeServiceUnavailable)
+	err = st.Service.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail})
+	wantConsoleErr(t, err, payment.CodeServiceUnavailable)
 }

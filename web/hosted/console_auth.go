@@ -86,10 +86,14 @@ func (c *console) signIn(cr *consoleRequest) error {
 			return err
 		}
 		status := http.StatusUnauthorized
-		if pe.Code == payment.CodeTooManyRequests {
+		switch pe.Code {
+		case payment.CodeTooManyRequests:
 			status = http.StatusTooManyRequests
 			v.Wait = int((pe.RetryAfter + time.Second - 1) / time.Second)
 			cr.w.Header().Set("Retry-After", strconv.Itoa(max(1, v.Wait)))
+		case payment.CodeServiceUnavailable:
+			status = http.StatusServiceUnavailable
+			cr.w.Header().Set("Retry-After", "1")
 		}
 		view := c.view(cr, "title_signin", "", v)
 		if v.Wait == 0 {
@@ -143,8 +147,11 @@ func (c *console) requestReset(cr *consoleRequest) error {
 			return err
 		}
 		status := http.StatusBadRequest
-		if pe.Code == payment.CodeTooManyRequests {
+		switch pe.Code {
+		case payment.CodeTooManyRequests:
 			status = http.StatusTooManyRequests
+		case payment.CodeServiceUnavailable:
+			status = http.StatusServiceUnavailable
 		}
 		view := c.view(cr, "title_reset_request", "", resetView{Email: email, Mailbox: c.mailbox != nil})
 		view.Errors = c.errorTexts(cr.loc, err)
