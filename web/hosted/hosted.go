@@ -2,9 +2,10 @@
 // beside its JSON API: the widget frame that merchants' pages embed
 // (/widget/), the hosted link form (/forms/), the pages the sandbox
 // acquirer shows shoppers (/sandbox/: a 3-D Secure challenge, a wallet's
-// payment screen and its QR code), and the static files they and
-// merchants' pages load (/static/, and the loader at UnivaPay's address,
-// /client/checkout.js).
+// payment screen and its QR code), the merchant console (/console/:
+// console*.go, the merchant's own door to the same service), and the
+// static files they and merchants' pages load (/static/, and the loader at
+// UnivaPay's address, /client/checkout.js).
 //
 // Every text comes from the message catalogue (web/message) in the language
 // message.Negotiate picks, and the scripts get theirs from the pages and

@@ -2,8 +2,8 @@
 // say to people, in Japanese and English: the gateway's widget frame and
 // the scripts that run in it (including the card fields' messages the Go
 // WebAssembly shows), the loader merchants embed, the hosted link form, the
-// sandbox's 3-D Secure and wallet pages, the demo storefront, and the
-// e-mail the gateway sends (server/mail). It also holds the rules every
+// sandbox's 3-D Secure and wallet pages, the merchant console, the demo
+// storefront, and the e-mail the gateway sends (server/mail). It also holds the rules every
 // page shares for choosing a language (Negotiate) and writing an amount of
 // money (Amount).
 //
