@@ -49,6 +49,9 @@ type config struct {
 	ShutdownTimeout time.Duration
 	// PollWait is how long ?polling=true may hold a request.
 	PollWait time.Duration
+	// PollRecheck is how often a held poll re-reads storage for what
+	// another process changed, in case its news got lost (0: 1 s).
+	PollRecheck time.Duration
 	// SandboxLatency is how long each sandbox acquirer call takes.
 	SandboxLatency time.Duration
 	// WalletExpiry is how long a wallet payment waits for its shopper.
@@ -110,6 +113,7 @@ func loadConfig(args []string) (config, error) {
 	retired := fs.String("retired-card-keys", env("KESSAI_RETIRED_CARD_KEYS", ""), "comma-separated keys of earlier card-key rotations (KESSAI_RETIRED_CARD_KEYS)")
 	num := &numbers{fs: fs}
 	num.durationVar(&c.PollWait, "poll-wait", "KESSAI_POLL_WAIT", 3*time.Second, "longest hold of a ?polling=true request")
+	num.durationVar(&c.PollRecheck, "poll-recheck", "KESSAI_POLL_RECHECK", time.Second, "how often a held poll re-reads storage for changes news did not bring, 0 for 1s")
 	num.durationVar(&c.SandboxLatency, "sandbox-latency", "KESSAI_SANDBOX_LATENCY", 0, "simulated latency of each sandbox acquirer call")
 	num.durationVar(&c.WalletExpiry, "wallet-expiry", "KESSAI_WALLET_EXPIRY", 5*time.Minute, "how long a wallet payment waits for the shopper before it fails with 327")
 	allowPrivate, allowPrivateErr := envBool("KESSAI_WEBHOOK_ALLOW_PRIVATE")

@@ -13,6 +13,7 @@ var numericVars = []struct {
 	duration bool
 }{
 	{"KESSAI_POLL_WAIT", true},
+	{"KESSAI_POLL_RECHECK", true},
 	{"KESSAI_SANDBOX_LATENCY", true},
 	{"KESSAI_DUPLICATE_WINDOW", true},
 	{"KESSAI_RATE_CHARGE_BURST", false},

@@ -104,6 +104,9 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		Processor:    sandbox.Processor{Latency: cfg.SandboxLatency},
 		Limits:       cfg.Resources,
 		WalletExpiry: cfg.WalletExpiry,
+		// Another process's changes come as news (ChangeFeed); the
+		// re-read is the fallback.
+		LongPollRecheck: cfg.PollRecheck,
 		// An event's data is what a GET of its resource answers.
 		EncodeEvent:   api.EncodeEvent,
 		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
