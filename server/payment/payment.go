@@ -253,6 +253,11 @@ type Tx interface {
 	// RescheduleWork queues an item due at due, or moves one already
 	// queued to due; its attempts and any claim on it stay as they are.
 	RescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
+	// WorkQueueStats describes the queue at now (workstats.go): one row
+	// per kind that has queued items, sorted by kind, in one aggregate
+	// query. An item is due when its due time is at or before now, to the
+	// microsecond, as ClaimWork counts it, whether or not it is claimed.
+	WorkQueueStats(ctx context.Context, now time.Time) ([]WorkQueueStats, error)
 
 	// Subscriptions and their scheduled payments (subscription.go).
 	// ListScheduledPayments lists a subscription's payments, newest first

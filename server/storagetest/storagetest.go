@@ -104,6 +104,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"WorkAttempts", testWorkAttempts},
 		{"WorkConcurrentClaims", testWorkConcurrentClaims},
 		{"WorkRollback", testWorkRollback},
+		{"WorkQueueStats", testWorkQueueStats},
 		{"Approvals", testApprovals},
 		{"ApprovalFor", testApprovalFor},
 		{"ApprovalRollback", testApprovalRollback},

@@ -437,3 +437,99 @@ func testWorkRollback(t *testing.T, s payment.Storage) {
 	// invisible to Work.
 	checkClaim(t, s, "after", now, lease, 10, claimed(queued(payment.WorkCancel, kept, now), "after", lease))
 }
+
+// testWorkQueueStats: WorkQueueStats(now) gives, per kind with queued
+// items and sorted by kind, how many are due at now (due <= now at the
+// microsecond, as ClaimWork counts: claimed ones too, they are running)
+// and how many later, the earliest due time of those due, how many failed
+// at least once and the most failures of one item. A completed item is
+// gone from them.
+func testWorkQueueStats(t *testing.T, s payment.Storage) {
+	stats := func(t *testing.T, now time.Time) []payment.WorkQueueStats {
+		t.Helper()
+		var got []payment.WorkQueueStats
+		view(t, s, func(ctx context.Context, tx payment.Tx) error {
+			var err error
+			got, err = tx.WorkQueueStats(ctx, now)
+			return err
+		})
+		return got
+	}
+	// now has nanoseconds: it counts truncated to the microsecond.
+	now := at(600)
+	if now.Nanosecond()%1000 == 0 {
+		t.Fatalf("setting up: now %s has no nanoseconds", now.Format(time.RFC3339Nano))
+	}
+	if got := stats(t, now); len(got) != 0 {
+		t.Fatalf("WorkQueueStats of an empty queue = %+v, want no rows", got)
+	}
+
+	// The oldest authorisation of all is completed: it counts no more.
+	done := payment.NewID()
+	enqueue(t, s, payment.WorkAuthorize, done, now.Add(-5*time.Hour))
+	w := checkOne(t, claim(t, s, "w", now.Add(-5*time.Hour), now.Add(time.Hour), 10), payment.WorkAuthorize, done)
+	update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.CompleteWork(ctx, w) })
+	// A capture fails twice and backs off to a minute after now.
+	retried := payment.NewID()
+	enqueue(t, s, payment.WorkCapture, retried, now.Add(-3*time.Hour))
+	w = checkOne(t, claim(t, s, "w", now.Add(-3*time.Hour), now.Add(time.Hour), 10), payment.WorkCapture, retried)
+	update(t, s, func(ctx context.Context, tx payment.Tx) error {
+		return tx.RetryWork(ctx, w, now.Add(-2*time.Hour), "down")
+	})
+	w = checkOne(t, claim(t, s, "w", now.Add(-2*time.Hour), now.Add(time.Hour), 10), payment.WorkCapture, retried)
+	update(t, s, func(ctx context.Context, tx payment.Tx) error {
+		return tx.RetryWork(ctx, w, now.Add(time.Minute), "down again")
+	})
+	// Another capture is due half an hour before now.
+	enqueue(t, s, payment.WorkCapture, payment.NewID(), now.Add(-30*time.Minute))
+	// An authorisation due an hour before now is claimed, its lease
+	// running past now: still due.
+	running := payment.NewID()
+	enqueue(t, s, payment.WorkAuthorize, running, now.Add(-time.Hour))
+	checkOne(t, claim(t, s, "w", now.Add(-time.Hour), now.Add(time.Hour), 10), payment.WorkAuthorize, running)
+	// One due at now exactly, one a microsecond later, one an hour later.
+	enqueue(t, s, payment.WorkAuthorize, payment.NewID(), now)
+	enqueue(t, s, payment.WorkAuthorize, payment.NewID(), now.Truncate(time.Microsecond).Add(time.Microsecond))
+	enqueue(t, s, payment.WorkAuthorize, payment.NewID(), now.Add(time.Hour))
+
+	auth := func(due, scheduled int, oldest time.Time) payment.WorkQueueStats {
+		return payment.WorkQueueStats{Kind: payment.WorkAuthorize, Due: due, Scheduled: scheduled, OldestDue: oldest}
+	}
+	capt := func(due, scheduled int, oldest time.Time) payment.WorkQueueStats {
+		return payment.WorkQueueStats{Kind: payment.WorkCapture, Due: due, Scheduled: scheduled, OldestDue: oldest,
+			Retrying: 1, MaxAttempts: 2}
+	}
+	var never time.Time
+	for _, c := range []struct {
+		name string
+		now  time.Time
+		want []payment.WorkQueueStats
+	}{
+		{"BeforeAll", now.Add(-6 * time.Hour), []payment.WorkQueueStats{auth(0, 4, never), capt(0, 2, never)}},
+		{"AtNow", now, []payment.WorkQueueStats{auth(2, 2, now.Add(-time.Hour)), capt(1, 1, now.Add(-30*time.Minute))}},
+		// A microsecond earlier, the item due at now is not due yet; the
+		// nanoseconds before the next microsecond change nothing.
+		{"MicrosecondBefore", now.Add(-time.Microsecond),
+			[]payment.WorkQueueStats{auth(1, 3, now.Add(-time.Hour)), capt(1, 1, now.Add(-30*time.Minute))}},
+		{"EndOfTheMicrosecond", now.Truncate(time.Microsecond).Add(time.Microsecond - time.Nanosecond),
+			[]payment.WorkQueueStats{auth(2, 2, now.Add(-time.Hour)), capt(1, 1, now.Add(-30*time.Minute))}},
+		{"NextMicrosecond", now.Truncate(time.Microsecond).Add(time.Microsecond),
+			[]payment.WorkQueueStats{auth(3, 1, now.Add(-time.Hour)), capt(1, 1, now.Add(-30*time.Minute))}},
+		{"AfterAll", now.Add(2 * time.Hour), []payment.WorkQueueStats{auth(4, 0, now.Add(-time.Hour)), capt(2, 0, now.Add(-30*time.Minute))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := stats(t, c.now)
+			if len(got) != len(c.want) {
+				t.Fatalf("WorkQueueStats(%s) = %+v\nwant %+v", c.now.Format(time.RFC3339Nano), got, c.want)
+			}
+			for i, want := range c.want {
+				g := got[i]
+				checkTime(t, fmt.Sprintf("%s OldestDue", want.Kind), g.OldestDue, want.OldestDue)
+				g.OldestDue = want.OldestDue
+				if g != want {
+					t.Errorf("WorkQueueStats(%s)[%d] = %+v\nwant %+v", c.now.Format(time.RFC3339Nano), i, got[i], want)
+				}
+			}
+		})
+	}
+}
