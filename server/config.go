@@ -81,7 +81,17 @@ type config struct {
 	// MailFrom is the sender of every mail: an address net/mail parses,
 	// by default Kessai <no-reply@HOST> with the public URL's host.
 	MailFrom string
+	// MetricsAddr, when set, serves /metrics on a listener of its own as
+	// well, to anyone who reaches it unless MetricsToken is set.
+	// MetricsToken, when set, lets a request bearing it read /metrics from
+	// any address; without it, the API listener serves them only to
+	// loopback and TrustedProxies. A secret: never printed.
+	MetricsAddr, MetricsToken string
 }
+
+// minMetricsToken is the shortest KESSAI_METRICS_TOKEN accepted: a token
+// someone could guess would open the metrics to the world.
+const minMetricsToken = 16
 
 // The log formats (KESSAI_LOG_FORMAT).
 const (
@@ -122,6 +132,8 @@ func loadConfig(args []string) (config, error) {
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("KESSAI_PPROF_ADDR", ""), "loopback address serving net/http/pprof, empty for none (KESSAI_PPROF_ADDR)")
 	fs.StringVar(&c.SMTPURL, "smtp-url", env("KESSAI_SMTP_URL", ""), "smtp:// or smtps:// URL of the mail server; empty keeps mail in the local mailbox (KESSAI_SMTP_URL)")
 	fs.StringVar(&c.MailFrom, "mail-from", env("KESSAI_MAIL_FROM", ""), "sender of the gateway's mail, default Kessai <no-reply@HOST> with the public URL's host (KESSAI_MAIL_FROM)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("KESSAI_METRICS_ADDR", ""), "address of a listener serving only /metrics, empty for none (KESSAI_METRICS_ADDR)")
+	c.MetricsToken = env("KESSAI_METRICS_TOKEN", "")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
 	c.Rates = limit.DefaultRules()
 	c.Resources = payment.DefaultResourceLimits()
@@ -190,6 +202,14 @@ func loadConfig(args []string) (config, error) {
 	}
 	if err := checkPprofAddr(c.PprofAddr); err != nil {
 		return c, err
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return c, fmt.Errorf("KESSAI_METRICS_ADDR: %w", err)
+		}
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < minMetricsToken {
+		return c, fmt.Errorf("KESSAI_METRICS_TOKEN: at least %d characters (a long random one: openssl rand -hex 32)", minMetricsToken)
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr

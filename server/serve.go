@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/prometheus"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/webhookhttp"
@@ -44,6 +46,8 @@ type gateway struct {
 	// mailbox keeps the console's mail when no SMTP server is configured
 	// (nil when one is).
 	mailbox *mail.Mailbox
+	// metrics are what the service and the API count, for /metrics.
+	metrics *prometheus.Metrics
 }
 
 // options are what tests change about a gateway that configuration does
@@ -92,6 +96,12 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		return nil, err
 	}
 	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master, throttle: &limitThrottle{}}
+	g.metrics = prometheus.New(prometheus.Config{
+		// Read at each scrape, once the service exists.
+		WorkQueue: func(ctx context.Context) ([]payment.WorkQueueStats, error) { return g.service.WorkQueueStats(ctx) },
+		Clock:     g.clock(),
+		Logger:    log,
+	})
 	transport, err := g.mailTransport()
 	if err != nil {
 		db.Close()
@@ -114,6 +124,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		Throttle:      g.throttle,
 		ResetMailer:   mail.Resets{Transport: transport, From: cfg.MailFrom},
 		Logger:        log,
+		Meter:         g.metrics,
 	})
 	return g, nil
 }
@@ -249,6 +260,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		RateLimits:  api.RateLimits{Limiter: lims.api, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
 		PageLimits:  api.PageLimits{Limiter: lims.pages, PerMinute: cfg.PageRatePerMinute},
 		Readiness:   lims.readiness,
+		Meter:       g.metrics, PageRoutes: hosted.Paths,
 	})
 	// The widget's WebAssembly is compressed while the gateway already
 	// serves it (uncompressed until then).
@@ -271,6 +283,8 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	for _, prefix := range hosted.Paths {
 		gatewayMux.Handle(prefix, pagesHandler)
 	}
+	metricsAccess := prometheus.Access{Local: metricsLocal(cfg.TrustedProxies), Token: cfg.MetricsToken}
+	gatewayMux.Handle("/metrics", g.metrics.Handler(metricsAccess))
 	r.servers = []*http.Server{newHTTPServer(cfg.Addr, gatewayMux, log)}
 	// The event streams (kessai listen) never go idle: a shutdown ends them
 	// rather than wait its whole timeout on them.
@@ -290,6 +304,16 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 			return nil, err
 		}
 		r.servers = append(r.servers, newHTTPServer(cfg.DemoAddr, apiServer.Pages(demo), log))
+	}
+	if cfg.MetricsAddr != "" {
+		// Its own listener is for a network only the operator's Prometheus
+		// reaches: open to it, unless a token is configured.
+		if cfg.MetricsToken == "" {
+			metricsAccess.Local = func(*http.Request) bool { return true }
+		}
+		metricsMux := http.NewServeMux()
+		metricsMux.Handle("/metrics", g.metrics.Handler(metricsAccess))
+		r.servers = append(r.servers, newHTTPServer(cfg.MetricsAddr, metricsMux, log))
 	}
 	if cfg.PprofAddr != "" {
 		// Off by default, loopback only (loadConfig), and a listener of its
@@ -621,4 +645,28 @@ func (g *gateway) consoleMailbox() hosted.Mailbox {
 		return nil
 	}
 	return g.mailbox
+}
+
+// metricsLocal reports whether a request comes from where /metrics is
+// served without the token: this machine or a trusted proxy, as the
+// address the rate limits see (api.ClientIP). A request a trusted proxy
+// forwards for someone else is that someone's, so a proxy never opens the
+// metrics to the internet.
+func metricsLocal(trusted []netip.Prefix) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		ip, err := netip.ParseAddr(api.ClientIP(r, trusted))
+		if err != nil {
+			return false
+		}
+		ip = ip.Unmap()
+		if ip.IsLoopback() {
+			return true
+		}
+		for _, p := range trusted {
+			if p.Contains(ip) {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -38,6 +38,12 @@ type Config struct {
 	// Readiness are what GET /ready checks besides storage (Redis, when
 	// the limits are there).
 	Readiness []ReadinessCheck
+	// Meter is told of every request and rate-limit decision, for the
+	// operators' metrics; nil counts nothing.
+	Meter Meter
+	// PageRoutes are the path prefixes of the pages (hosted.Paths): a
+	// page's requests are counted under the longest that matches.
+	PageRoutes []string
 }
 
 // Server serves the API.
@@ -53,6 +59,8 @@ type Server struct {
 	handler      http.Handler
 	idem         *payment.Idempotency
 	readiness    []ReadinessCheck
+	meter        Meter
+	pageRoutes   []string
 
 	preflight preflightCache
 	// streams ends the event streams when the server shuts down.
@@ -81,6 +89,11 @@ func New(cfg Config) *Server {
 		idem:         cfg.Idempotency,
 		preflight:    preflightCache{ttl: 5 * time.Second},
 		readiness:    cfg.Readiness,
+		meter:        cfg.Meter,
+		pageRoutes:   cfg.PageRoutes,
+	}
+	if s.meter == nil {
+		s.meter = noMeter{}
 	}
 	s.router = s.routes()
 	s.handler = s.behind(ScopeAPI, s.router)
@@ -98,6 +111,18 @@ func (s *Server) routes() *mux.Router {
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, payment.Errorf(payment.CodeNotAllowed, "method not allowed on this path"))
+	})
+	// Only a matched route runs this: its template is what the request is
+	// counted under; a path matching none stays RouteUnmatched.
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if st := stateOf(r); st != nil {
+				if tpl, err := mux.CurrentRoute(r).GetPathTemplate(); err == nil {
+					st.route = tpl
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
 	})
 
 	// GET of a charge first: every checkout polls it, and gorilla/mux tries

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net"
@@ -50,6 +51,17 @@ type requestState struct {
 	id     string
 	auth   authResult
 	authed bool
+	// route and class are what the request is counted under in the
+	// metrics (Meter): set by the router once a route matches (the pages'
+	// layer for a page) and by the rate limits.
+	route, class string
+}
+
+// stateOf is the request's state, nil for a request that came in around
+// the request-id layer.
+func stateOf(r *http.Request) *requestState {
+	st, _ := r.Context().Value(requestIDKey).(*requestState)
+	return st
 }
 
 func requestID(ctx context.Context) string {
@@ -111,15 +123,27 @@ func (s *Server) withLogging(next http.Handler) http.Handler {
 		if rec.status >= 500 {
 			level = slog.LevelError
 		}
+		took := time.Since(start)
 		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("request_id", requestID(r.Context())),
 			slog.String("method", r.Method),
 			slog.String("path", payment.MaskCardNumbers(r.URL.Path)),
 			slog.Int("status", rec.status),
 			slog.Int("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 			slog.String("remote", remoteIP(r)),
 		)
+		if _, off := s.meter.(noMeter); off {
+			return
+		}
+		route, class := RouteUnmatched, ClassNone
+		if st := stateOf(r); st != nil {
+			route, class = st.route, cmp.Or(st.class, class)
+			if route == "" {
+				route = cmp.Or(s.routeTemplate(r), RouteUnmatched)
+			}
+		}
+		s.meter.Request(route, meterMethod(r.Method), class, rec.status, took)
 	})
 }
 

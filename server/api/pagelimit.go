@@ -38,18 +38,32 @@ func pageRule(perMinute int) limit.Rule {
 	return limit.Rule{Burst: max(20, perMinute/10), BurstRefillPerMinute: perMinute, PerMinute: perMinute}
 }
 
+// withPageLimit also says, for the metrics, which pages a request is of
+// and whether it is limited.
 func (s *Server) withPageLimit(next http.Handler) http.Handler {
-	if s.pages.Limiter == nil {
-		return next
-	}
 	rule := pageRule(s.pages.PerMinute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if staticAsset(r.URL.Path) {
+		st := stateOf(r)
+		if st != nil {
+			st.route, st.class = s.pageRoute(r.URL.Path), ClassNone
+		}
+		if s.pages.Limiter == nil || staticAsset(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if st != nil {
+			st.class = ClassPage
+		}
 		key := "page|ip:" + s.clientIP(r)
 		res, err := s.pages.Limiter.Admit(r.Context(), []limit.Bucket{{Kind: limit.KindExact, Key: key, Rule: rule}})
+		switch {
+		case err != nil:
+			s.meter.RateLimit(ClassPage, DecisionUnavailable)
+		case !res.Admitted:
+			s.meter.RateLimit(ClassPage, DecisionRefused)
+		default:
+			s.meter.RateLimit(ClassPage, DecisionAdmitted)
+		}
 		if err != nil || !res.Admitted {
 			secs := int64(res.RetryAfter/time.Second) + 1
 			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))

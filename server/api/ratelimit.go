@@ -246,8 +246,23 @@ func (s *Server) withRateLimits(next http.Handler) http.Handler {
 			buckets[1] = limit.Bucket{Kind: limit.KindExact, Key: second, Rule: s.limits.Rules.Exact}
 			list = buckets[:2]
 		}
+		class := ClassStandard
+		if charge {
+			class = ClassCharge
+		}
+		if st := stateOf(r); st != nil {
+			st.class = class
+		}
 		res, err := s.limits.Limiter.Admit(r.Context(), list)
 		writeRateHeaders(w.Header(), charge, &res, s.limits.Rules)
+		switch {
+		case err != nil && !clientGone(r, err):
+			s.meter.RateLimit(class, DecisionUnavailable)
+		case err == nil && !res.Admitted:
+			s.meter.RateLimit(class, DecisionRefused)
+		case err == nil:
+			s.meter.RateLimit(class, DecisionAdmitted)
+		}
 		switch {
 		case errors.Is(err, limit.ErrFull):
 			// Every bucket is live and the table is at its cap: refuse

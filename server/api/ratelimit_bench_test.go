@@ -21,6 +21,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/prometheus"
 )
 
 // benchGateway is one database with the demo account and one charge, and
@@ -35,16 +36,28 @@ type benchGateway struct {
 // b.Loop the function body runs once, however many iterations it measures.
 func newBenchGateway(b *testing.B) *benchGateway {
 	b.Helper()
-	gw, err := buildBenchGateway(b)
+	gw, err := buildBenchGateway(b, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return gw
 }
 
-func buildBenchGateway(b *testing.B) (*benchGateway, error) {
+// meteredBenchMeter is a Meter of both the API and the service.
+type meteredBenchMeter interface {
+	Meter
+	payment.Meter
+}
+
+// buildBenchGateway builds the gateway, its service and its API telling
+// meter what they do (nil: nothing).
+func buildBenchGateway(b *testing.B, meter meteredBenchMeter) (*benchGateway, error) {
 	ctx := context.Background()
-	st := servicetest.New(b, servicetest.Options{})
+	st := servicetest.New(b, servicetest.Options{Configure: func(c *payment.Config) {
+		if meter != nil {
+			c.Meter = meter
+		}
+	}})
 	svc, demo := st.Service, st.SeedDemo(b)
 	auth, caller := demo.Auth, demo.Caller
 	tok, err := svc.CreateToken(ctx, caller, payment.NewToken{
@@ -69,7 +82,7 @@ func buildBenchGateway(b *testing.B) (*benchGateway, error) {
 		limited: New(Config{Service: svc, Logger: log, RateLimits: RateLimits{
 			Limiter: limit.NewMemory(limit.MemoryConfig{}),
 			Rules:   limit.Rules{Charge: huge, Route: huge, Exact: huge},
-		}}),
+		}, Meter: apiMeter(meter)}),
 		unlimited:  New(Config{Service: svc, Logger: log}),
 		auth:       auth,
 		chargePath: "/charges/" + ch.ID.String(),
@@ -118,4 +131,34 @@ func BenchmarkRouteKey(b *testing.B) {
 			}
 		})
 	}
+}
+
+// apiMeter is meter as the API's Meter: nil stays nil.
+func apiMeter(meter meteredBenchMeter) Meter {
+	if meter == nil {
+		return nil
+	}
+	return meter
+}
+
+// BenchmarkMeteredGetCharge is what the metrics cost the hottest request,
+// a GET of a charge through every layer, the router and SQLite, beside
+// the same request with nothing metered, in the same run:
+//
+//	go test -run '^$' -bench 'BenchmarkMeteredGetCharge' -benchmem -count 5 ./server/api/
+func BenchmarkMeteredGetCharge(b *testing.B) {
+	b.Run("unmetered", func(b *testing.B) {
+		gw, err := buildBenchGateway(b, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchGetCharge(b, gw.limited, gw)
+	})
+	b.Run("prometheus", func(b *testing.B) {
+		gw, err := buildBenchGateway(b, prometheus.New(prometheus.Config{}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchGetCharge(b, gw.limited, gw)
+	})
 }

@@ -198,7 +198,10 @@ func (s *Service) deliver(ctx context.Context, w Work) error {
 // up when final.
 func (s *Service) recordAttempt(ctx context.Context, w Work, status int, sendErr error, final bool) error {
 	retry := false
+	var result DeliveryStatus
+	var lag time.Duration
 	err := s.storage.Update(ctx, func(tx Tx) error {
+		result = ""
 		d, err := tx.Delivery(ctx, w.ID)
 		if err != nil || d.Status != DeliveryPending {
 			if err == nil {
@@ -219,6 +222,10 @@ func (s *Service) recordAttempt(ctx context.Context, w Work, status int, sendErr
 			d.LastError = truncateError(sendErr)
 			retry = true
 		}
+		result, lag = d.Status, now.Sub(d.CreatedOn)
+		if retry {
+			result = DeliveryRetrying
+		}
 		if err := tx.UpdateDelivery(ctx, d); err != nil {
 			return err
 		}
@@ -229,6 +236,14 @@ func (s *Service) recordAttempt(ctx context.Context, w Work, status int, sendErr
 	})
 	if err != nil {
 		return err
+	}
+	switch result {
+	case "":
+		// Settled meanwhile by another attempt: this one counts for nothing.
+	case DeliverySuccessful:
+		s.meter.WebhookAttempted(result, lag)
+	default:
+		s.meter.WebhookAttempted(result, 0)
 	}
 	if retry {
 		return fmt.Errorf("%w: %v", errDeliveryFailed, sendErr)

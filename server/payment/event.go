@@ -94,12 +94,21 @@ type eventingStorage struct {
 func (e *eventingStorage) Update(ctx context.Context, fn func(Tx) error) error {
 	var queued, work atomic.Bool
 	var changed []uuid.UUID
+	var settled []settlement
+	// A stopwatch, not a rule's time: the injected clock may stand still.
+	start := time.Now()
 	err := e.Storage.Update(ctx, func(tx Tx) error {
 		queued.Store(false)
 		work.Store(false)
-		changed = changed[:0]
-		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued, work: &work, changed: &changed})
+		changed, settled = changed[:0], settled[:0]
+		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued, work: &work, changed: &changed, settled: &settled})
 	})
+	e.s.meter.Transaction(TransactionUpdate, time.Since(start))
+	if err == nil {
+		for _, st := range settled {
+			e.s.meter.Settled(st.kind, st.status, st.errorName)
+		}
+	}
 	if err == nil && work.Load() {
 		e.s.wakeWorker()
 	}
@@ -127,6 +136,24 @@ type eventTx struct {
 	// changed are objects whose long polls are woken once it commits
 	// (subscriptions, which change as a consequence of their charges).
 	changed *[]uuid.UUID
+	// settled are the charges, refunds and cancels it moved out of
+	// pending, for the Meter once it commits.
+	settled *[]settlement
+}
+
+// View runs a read-only transaction, timed for the Meter.
+func (e *eventingStorage) View(ctx context.Context, fn func(Tx) error) error {
+	start := time.Now()
+	err := e.Storage.View(ctx, fn)
+	e.s.meter.Transaction(TransactionView, time.Since(start))
+	return err
+}
+
+// settle notes that a charge, refund or cancel reached status.
+func (t *eventTx) settle(kind string, status string, perr *PaymentError) {
+	if t.settled != nil {
+		*t.settled = append(*t.settled, settlement{kind, status, PaymentErrorName(perr)})
+	}
 }
 
 // emit records an event and a delivery (with its work item) for each
@@ -258,6 +285,9 @@ func (t *eventTx) CreateCharge(ctx context.Context, ch *Charge) error {
 	if err := t.Tx.CreateCharge(ctx, ch); err != nil {
 		return err
 	}
+	if ch.Status != ChargePending {
+		t.settle(SettledCharge, string(ch.Status), ch.Error)
+	}
 	if name := chargeEvent(ch.Status); name != "" {
 		return t.emit(ctx, name, ch.MerchantID, ch.StoreID, ch.Mode, ch)
 	}
@@ -275,6 +305,7 @@ func (t *eventTx) UpdateCharge(ctx context.Context, ch *Charge) error {
 	if ch.Status == old.Status {
 		return nil
 	}
+	t.settle(SettledCharge, string(ch.Status), ch.Error)
 	if name := chargeEvent(ch.Status); name != "" {
 		if err := t.emit(ctx, name, ch.MerchantID, ch.StoreID, ch.Mode, ch); err != nil {
 			return err
@@ -294,6 +325,7 @@ func (t *eventTx) CreateRefund(ctx context.Context, r *Refund) error {
 		return err
 	}
 	if r.Status != OperationPending {
+		t.settle(SettledRefund, string(r.Status), r.Error)
 		return t.emit(ctx, EventRefundFinished, r.MerchantID, r.StoreID, r.Mode, r)
 	}
 	return nil
@@ -308,6 +340,7 @@ func (t *eventTx) UpdateRefund(ctx context.Context, r *Refund) error {
 		return err
 	}
 	if r.Status != OperationPending && old.Status == OperationPending {
+		t.settle(SettledRefund, string(r.Status), r.Error)
 		return t.emit(ctx, EventRefundFinished, r.MerchantID, r.StoreID, r.Mode, r)
 	}
 	return nil
@@ -318,6 +351,7 @@ func (t *eventTx) CreateCancel(ctx context.Context, cn *Cancel) error {
 		return err
 	}
 	if cn.Status != OperationPending {
+		t.settle(SettledCancel, string(cn.Status), cn.Error)
 		return t.emit(ctx, EventCancelFinished, cn.MerchantID, cn.StoreID, cn.Mode, cn)
 	}
 	return nil
@@ -332,6 +366,7 @@ func (t *eventTx) UpdateCancel(ctx context.Context, cn *Cancel) error {
 		return err
 	}
 	if cn.Status != OperationPending && old.Status == OperationPending {
+		t.settle(SettledCancel, string(cn.Status), cn.Error)
 		return t.emit(ctx, EventCancelFinished, cn.MerchantID, cn.StoreID, cn.Mode, cn)
 	}
 	return nil

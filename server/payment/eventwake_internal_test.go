@@ -76,7 +76,7 @@ func TestWorkerWokenOnlyForWork(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Service{
-				clock: fixedClock(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)), wake: make(chan struct{}, 1),
+				clock: fixedClock(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)), wake: make(chan struct{}, 1), meter: noMeter{},
 				encodeEvent: func(any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil },
 			}
 			e := &eventingStorage{Storage: &wakeStorage{hooks: tc.hooks}, s: s}

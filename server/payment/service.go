@@ -55,6 +55,8 @@ type Service struct {
 	resetMailer ResetMailer
 	mailing     sync.WaitGroup
 	logger      *slog.Logger
+	// meter is told what was done, for the operators' metrics.
+	meter Meter
 }
 
 // Config is what a Service needs besides its parts.
@@ -100,6 +102,9 @@ type Config struct {
 	// Logger records what goes wrong away from a request (default:
 	// slog.Default()).
 	Logger *slog.Logger
+	// Meter is told what the service did, for metrics (default: nothing
+	// counts it).
+	Meter Meter
 }
 
 // NewService returns a Service over a storage engine.
@@ -119,6 +124,9 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 	if cfg.Limits.Webhooks <= 0 {
 		cfg.Limits.Webhooks = defaultWebhooks
 	}
+	if cfg.Meter == nil {
+		cfg.Meter = noMeter{}
+	}
 	s := &Service{
 		storage:       storage,
 		clock:         clock,
@@ -137,6 +145,7 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		throttler:     cfg.Throttle,
 		resetMailer:   cfg.ResetMailer,
 		logger:        cmp.Or(cfg.Logger, slog.Default()),
+		meter:         cfg.Meter,
 		auth:          authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}
 	if cfg.ChangeFeed != nil {

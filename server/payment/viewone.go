@@ -1,6 +1,9 @@
 package payment
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // OneReadViewer is a Storage that can run a function making exactly one
 // read without a transaction around it: a single statement is its own
@@ -15,10 +18,14 @@ type OneReadViewer interface {
 // ViewOne passes a one-read view to the engine, or runs it as a View when
 // the engine offers none.
 func (e *eventingStorage) ViewOne(ctx context.Context, fn func(Tx) error) error {
-	if v, ok := e.Storage.(OneReadViewer); ok {
-		return v.ViewOne(ctx, fn)
+	v, ok := e.Storage.(OneReadViewer)
+	if !ok {
+		return e.View(ctx, fn)
 	}
-	return e.Storage.View(ctx, fn)
+	start := time.Now()
+	err := v.ViewOne(ctx, fn)
+	e.s.meter.Transaction(TransactionOneRead, time.Since(start))
+	return err
 }
 
 // viewOne runs fn, which makes exactly one read, in the cheapest view the

@@ -321,6 +321,13 @@ func (s *Service) runItem(ctx context.Context, w Work) error {
 		err = fmt.Errorf("unknown kind of work %q", w.Kind)
 		kind.backoff = retryDelay
 	}
+	if err == nil || ctx.Err() == nil {
+		meterKind := w.Kind
+		if !known {
+			meterKind = UnknownWorkKind
+		}
+		s.meter.WorkAttempted(meterKind, err != nil)
+	}
 	if err == nil {
 		return nil
 	}
