@@ -63,9 +63,18 @@ fuzz:
 fuzz-short:
 	GO="$(GO)" FUZZTIME=5000x scripts/fuzz
 
-## conformance: drive a real gateway with the published univapay-node SDK
+## conformance: drive a real gateway with the published univapay-node SDK,
+## recording every exchange it makes (KESSAI_CONFORMANCE_TRAFFIC, a temp dir
+## removed afterwards, pass or fail), then check those exchanges against the
+## gateway's OpenAPI document (TestOpenAPIConformanceTraffic in server/api)
+# Only this target records: the scale-out runs send the same requests to the
+# same handlers, and a second `go test` build would add time, not coverage.
 conformance: deps build
-	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec
+	traffic=$$(mktemp -d "$${TMPDIR:-/tmp}/kessai-traffic.XXXXXX") && \
+	trap 'rm -rf "$$traffic"' EXIT && trap 'exit 130' INT TERM && \
+	(cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		KESSAI_CONFORMANCE_TRAFFIC="$$traffic" node --test --test-reporter=spec) && \
+	KESSAI_OPENAPI_TRAFFIC="$$traffic" $(GO) test -count=1 -run '^TestOpenAPIConformanceTraffic$$' ./server/api/
 
 ## conformance-scaleout: the same suite against two gateway processes on one
 ## fresh PostgreSQL schema and one Redis prefix, the SDK talking to the one

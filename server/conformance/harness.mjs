@@ -27,6 +27,8 @@ import assert from "node:assert/strict";
 // stores, … hung off one instance).
 import SDK from "univapay-node";
 
+import { startRecorder } from "./traffic.mjs";
+
 export { SDK };
 
 // The SDK falls back to these when an option is missing (a client built
@@ -40,6 +42,11 @@ const BINARY = process.env.KESSAI_BIN || fileURLToPath(new URL("../../bin/kessai
 const READY_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 15_000;
 const LOG_TAIL_LINES = 40;
+
+// KESSAI_CONFORMANCE_TRAFFIC=<dir>: the SDK talks to each gateway through a
+// recording proxy (traffic.mjs) that appends every exchange to a .jsonl
+// file in dir, for TestOpenAPIConformanceTraffic (`make conformance`).
+const TRAFFIC_DIR = process.env.KESSAI_CONFORMANCE_TRAFFIC || "";
 
 // Headers through which univapay-node silently swaps its JWT (extractJWT in
 // src/api/utils/JWT.ts): the gateway must never send them.
@@ -79,6 +86,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * instead to a proxy in this process that sends each request to the other
  * process than the last, as a round-robin load balancer does, so that what
  * one request wrote the next reads through the other process.
+ *
+ * With KESSAI_CONFORMANCE_TRAFFIC=<dir> the SDK's endpoint (sdkEndpoint) is
+ * a recording proxy in front of what it would talk to otherwise (the
+ * gateway, the second process, or the balancer); endpoint stays the
+ * gateway's own address, the one it puts in the URLs it returns.
  */
 export async function startGateway({ demo = false, env = {} } = {}) {
   if (!existsSync(BINARY)) {
@@ -284,10 +296,33 @@ async function launch({ demo = false, env = {}, port, label = "gateway" }) {
 /**
  * What tests get: SDK clients for target (the process the SDK talks to)
  * with its credentials, and a stop() that stops every process, then
- * releases what they shared.
+ * releases what they shared. With KESSAI_CONFORMANCE_TRAFFIC the clients
+ * talk to target through a recording proxy, closed after the processes
+ * stopped.
  */
-function client(target, processes, release) {
+async function client(target, processes, release) {
   const { endpoint, credentials } = target;
+
+  let sdkEndpoint = endpoint;
+  let traffic = null;
+  if (TRAFFIC_DIR) {
+    const { hostname, port } = new URL(endpoint);
+    let recorder;
+    try {
+      recorder = await startRecorder({ dir: TRAFFIC_DIR, target: { host: hostname, port: Number(port) } });
+    } catch (err) {
+      await Promise.allSettled(processes.map((p) => p.stop()));
+      await release();
+      throw err;
+    }
+    sdkEndpoint = recorder.endpoint;
+    traffic = recorder.file;
+    const releaseShared = release;
+    release = async () => {
+      await recorder.close();
+      await releaseShared();
+    };
+  }
 
   // Every request/response any SDK from this harness made, so tests can
   // audit headers across the whole file: no response may hand the SDK a JWT
@@ -301,7 +336,7 @@ function client(target, processes, release) {
   /** A new SDK client for this gateway; overrides go to the SDK constructor. */
   const makeSDK = (overrides = {}) => {
     const sdk = new SDK({
-      endpoint,
+      endpoint: sdkEndpoint,
       jwt: credentials.jwt,
       secret: credentials.secret,
       handleUpdateJWT: (jwt) => jwtUpdates.push(jwt),
@@ -334,6 +369,8 @@ function client(target, processes, release) {
 
   return {
     endpoint,
+    sdkEndpoint,
+    traffic,
     port: target.port,
     demoEndpoint: target.demoEndpoint,
     dataDir: target.dataDir,
