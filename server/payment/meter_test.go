@@ -57,13 +57,24 @@ func (m *fakeMeter) settledNow() []string {
 	return slices.Clone(m.settled)
 }
 
-// flakyStorage fails the commit of the Updates it is told to, after fn ran
-// (as a COMMIT that fails would), and runs the function of others twice,
-// the first run rolled back, as PostgreSQL's engine does after a
-// serialization failure.
+// flakyStorage fails the commit of the Updates that finish a refund, after
+// fn ran (as a COMMIT that fails would), when told to; or runs the
+// function of every Update twice, the first run rolled back, as
+// PostgreSQL's engine does after a serialization failure.
 type flakyStorage struct {
 	*sqlite.DB
 	failCommit, runTwice atomic.Bool
+}
+
+// refundSpyTx notes whether a transaction updated a refund.
+type refundSpyTx struct {
+	payment.Tx
+	updated *bool
+}
+
+func (t refundSpyTx) UpdateRefund(ctx context.Context, r *payment.Refund) error {
+	*t.updated = true
+	return t.Tx.UpdateRefund(ctx, r)
 }
 
 var errCommitFailed = errors.New("commit failed")
@@ -81,10 +92,11 @@ func (s *flakyStorage) Update(ctx context.Context, fn func(payment.Tx) error) er
 		}
 	}
 	return s.DB.Update(ctx, func(tx payment.Tx) error {
-		if err := fn(tx); err != nil {
+		refunded := false
+		if err := fn(refundSpyTx{Tx: tx, updated: &refunded}); err != nil {
 			return err
 		}
-		if s.failCommit.Load() {
+		if refunded && s.failCommit.Load() {
 			return errCommitFailed
 		}
 		return nil
@@ -133,6 +145,9 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky.failCommit.Store(false)
+	if r, err := svc.Refund(ctx, demo.Caller, paid.StoreID, paid.ID, refund.ID, 0); err != nil || r.Status != payment.OperationPending {
+		t.Fatalf("the refund whose outcome failed to commit: %v, %v; want it still pending", r, err)
+	}
 	if got := meter.settledNow(); len(got) != 2 {
 		t.Fatalf("settled %q after a failed commit, want nothing new", got)
 	}
