@@ -141,6 +141,7 @@ func (s *Server) routes() *mux.Router {
 	r.HandleFunc("/checkout_info", s.authed(s.getCheckoutInfo)).Methods(http.MethodGet)
 	r.HandleFunc("/stores/{storeId}/create_customer_id", s.authed(s.createCustomerID)).Methods(http.MethodPost)
 	r.HandleFunc("/password_resets", s.requestPasswordReset).Methods(http.MethodPost)
+	r.HandleFunc("/openapi.json", s.openAPI).Methods(http.MethodGet, http.MethodHead)
 
 	s.paymentRoutes(r)
 	s.subscriptionRoutes(r)

@@ -31,7 +31,7 @@ func (s *Server) requestPasswordReset(w http.ResponseWriter, r *http.Request) {
 	err := s.svc.RequestPasswordReset(r.Context(), payment.PasswordResetRequest{
 		Email: in.Email, Locale: in.Locale, ClientIP: s.clientIP(r),
 	})
-	if pe, ok := err.(*payment.Error); ok && pe.Code == payment.CodeTooManyRequests && pe.RetryAfter > 0 {
+	if pe, ok := err.(*payment.Error); ok && pe.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((pe.RetryAfter+time.Second-1)/time.Second)))
 	}
 	if err != nil {

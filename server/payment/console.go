@@ -160,7 +160,7 @@ func (s *Service) throttle(ctx context.Context, keys []ThrottleKey) error {
 		// Unable to count (Redis away): refuse rather than let attempts
 		// through uncounted, as the API's limits do.
 		s.logger.WarnContext(ctx, "console throttle unavailable", "error", err)
-		return Errorf(CodeServiceUnavailable, "try again in a moment")
+		return &Error{Code: CodeServiceUnavailable, Message: "try again in a moment", RetryAfter: time.Second}
 	}
 	if wait > 0 {
 		return s.tooManyAttempts(wait)

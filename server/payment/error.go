@@ -84,7 +84,8 @@ type Error struct {
 	Code    Code
 	Fields  []FieldError
 	Message string
-	// RetryAfter is, for TOO_MANY_REQUESTS, how long to wait.
+	// RetryAfter is, for TOO_MANY_REQUESTS and SERVICE_UNAVAILABLE_TRY_AGAIN,
+	// how long to wait (zero: not said).
 	RetryAfter time.Duration
 }
 

@@ -1,0 +1,151 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/gorilla/mux"
+)
+
+// LoadOpenAPI lets the tests of package api_test load the served document
+// as the gateway loads its own.
+var LoadOpenAPI = loadOpenAPI
+
+// RouterOperations lists every "METHOD /template" the API's router serves,
+// sorted. The traffic tests (package api_test) check each was exercised.
+func RouterOperations(s *Server) ([]string, error) {
+	var ops []string
+	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		methods, err := route.GetMethods()
+		if err != nil {
+			return fmt.Errorf("route %s has no methods: %w", tpl, err)
+		}
+		for _, m := range methods {
+			ops = append(ops, m+" "+tpl)
+		}
+		return nil
+	})
+	slices.Sort(ops)
+	return slices.Compact(ops), err
+}
+
+// DocumentOperations lists every "METHOD /template" a document describes,
+// sorted.
+func DocumentOperations(doc *openapi3.T) []string {
+	var ops []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			ops = append(ops, strings.ToUpper(method)+" "+path)
+		}
+	}
+	slices.Sort(ops)
+	return ops
+}
+
+// OperationMismatches names each operation the router serves and the
+// document lacks, and each the document describes and the router lacks.
+func OperationMismatches(routes, described []string) []string {
+	var out []string
+	for _, op := range routes {
+		if !slices.Contains(described, op) {
+			out = append(out, "the router serves "+op+"; the document does not describe it")
+		}
+	}
+	for _, op := range described {
+		if !slices.Contains(routes, op) {
+			out = append(out, "the document describes "+op+"; the router does not serve it")
+		}
+	}
+	return out
+}
+
+// TestOpenAPIDocumentMatchesRouter: the served document is OpenAPI 3.1,
+// valid, and describes exactly the router's routes and methods — a route
+// added without its description, or a description left behind, fails.
+func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
+	s := New(Config{})
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /openapi.json: %d %s", rec.Code, rec.Body)
+	}
+	for name, want := range map[string]string{"Content-Type": "application/json", "Cache-Control": "public, max-age=300"} {
+		if got := rec.Header().Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	if rec.Header().Get("ETag") == "" {
+		t.Error("no ETag")
+	}
+	doc, err := loadOpenAPI(rec.Body.Bytes())
+	if err != nil {
+		t.Fatalf("the served document: %v", err)
+	}
+	for name := range doc.Extensions {
+		if strings.HasPrefix(name, "x-kessai-") {
+			t.Errorf("the served document keeps the YAML's %s", name)
+		}
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Info == nil || doc.Info.Title == "" || doc.Info.Version == "" || doc.Info.Description == "" {
+		t.Errorf("openapi %q, info %+v", doc.OpenAPI, doc.Info)
+	}
+
+	routes, err := RouterOperations(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) < 80 {
+		t.Fatalf("walked %d operations: %v", len(routes), routes)
+	}
+	for _, m := range OperationMismatches(routes, DocumentOperations(doc)) {
+		t.Error(m)
+	}
+	t.Logf("%d operations on %d paths, %d bytes", len(routes), doc.Paths.Len(), rec.Body.Len())
+}
+
+// TestOpenAPIConditionalGet: a client holding the current document gets a
+// 304 without a body.
+func TestOpenAPIConditionalGet(t *testing.T) {
+	s := New(Config{})
+	first := httptest.NewRecorder()
+	s.ServeHTTP(first, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	req := httptest.NewRequest(http.MethodGet, "/openapi.json", nil)
+	req.Header.Set("If-None-Match", first.Header().Get("ETag"))
+	again := httptest.NewRecorder()
+	s.ServeHTTP(again, req)
+	if again.Code != http.StatusNotModified || again.Body.Len() != 0 {
+		t.Errorf("with the ETag: %d, %d bytes; want 304 and none", again.Code, again.Body.Len())
+	}
+}
+
+// TestOpenAPILoadRefusesBrokenDocuments: the document the gateway serves
+// must load and validate as OpenAPI 3.1; these do not.
+func TestOpenAPILoadRefusesBrokenDocuments(t *testing.T) {
+	const info = "info: {title: t, version: '1'}\n"
+	for _, c := range []struct{ name, doc, want string }{
+		{"not YAML", "openapi: [3.1.0\n", "load"},
+		{"OpenAPI 3.0", "openapi: 3.0.3\n" + info + "paths: {}\n", "want 3.1"},
+		{"dangling $ref", "openapi: 3.1.0\n" + info + "paths: {/x: {get: {responses: {'200': {$ref: '#/components/responses/Nope'}}}}}\n", "failed to resolve"},
+		{"undeclared path parameter", "openapi: 3.1.0\n" + info + "paths: {'/x/{id}': {get: {responses: {'200': {description: ok}}}}}\n", "path parameters"},
+		{"unknown schema type", "openapi: 3.1.0\n" + info + "paths: {/x: {get: {responses: {'200': {description: ok, content: {application/json: {schema: {type: strung}}}}}}}}\n", "strung"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := loadOpenAPI([]byte(c.doc))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("loading:\n%s\nerror %v, want one mentioning %q", c.doc, err, c.want)
+			}
+		})
+	}
+	if _, err := loadOpenAPI(openAPIYAML); err != nil {
+		t.Errorf("the embedded document: %v", err)
+	}
+}
