@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +180,39 @@ func TestMeterTellsEveryRequest(t *testing.T) {
 				t.Errorf("told of %d rate-limit decisions, want %d", meter.rateLimitEvents, wantDecisions)
 			}
 		})
+	}
+}
+
+// TestRoutesTellTheirTemplate: the router itself tells the request's state
+// which route it took, so that the metrics need not match the request a
+// second time (routeTemplate is only for requests the router never saw).
+func TestRoutesTellTheirTemplate(t *testing.T) {
+	s := New(Config{Logger: slog.New(slog.DiscardHandler)})
+	variable := regexp.MustCompile(`\{[^}]+\}`)
+	n := 0
+	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if err != nil {
+			return nil
+		}
+		methods, _ := route.GetMethods()
+		path := variable.ReplaceAllString(tpl, "01a2055a-cd9c-7c13-8567-80fb9a170a93")
+		st := &requestState{id: "test"}
+		req := httptest.NewRequest(methods[0], path, nil)
+		req = req.WithContext(context.WithValue(req.Context(), requestIDKey, st))
+		func() {
+			// Routes that need a service panic without one, after the
+			// template was told.
+			defer func() { _ = recover() }()
+			s.router.ServeHTTP(httptest.NewRecorder(), req)
+		}()
+		if st.route != tpl {
+			t.Errorf("%s %s: the router told %q, want %q", methods[0], path, st.route, tpl)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 50 {
+		t.Fatalf("walked %d routes, err %v", n, err)
 	}
 }
