@@ -112,6 +112,22 @@ func TestMetricsCountPayments(t *testing.T) {
 	if _, err := c.tryToken("4000020000000000"); err != nil {
 		t.Fatal(err)
 	}
+	// A request with an idempotency key: its statements are timed too.
+	req, err := http.NewRequest(http.MethodPatch, g.url+"/stores/"+g.storeID+"/charges/"+paid, strings.NewReader(`{"metadata":{"shipped":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", g.auth)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", "metrics-test-patch-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PATCH with an idempotency key: %d", resp.StatusCode)
+	}
 	kessaitest.WaitFor(t, 10*time.Second, "the webhook deliveries", func() bool { return len(sink.requests()) >= 2 })
 
 	var families map[string]*dto.MetricFamily
@@ -146,6 +162,7 @@ func TestMetricsCountPayments(t *testing.T) {
 		{"kessai_storage_transaction_duration_seconds", map[string]string{"kind": "update"}},
 		{"kessai_storage_transaction_duration_seconds", map[string]string{"kind": "view"}},
 		{"kessai_storage_transaction_duration_seconds", map[string]string{"kind": "one_read"}},
+		{"kessai_storage_transaction_duration_seconds", map[string]string{"kind": "idempotency"}},
 	} {
 		if n, ok := sample(families, c.family, c.labels); !ok || n < 1 {
 			t.Errorf("%s%v = %v (found %v), want at least 1", c.family, c.labels, n, ok)

@@ -248,6 +248,7 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		// Longer than any request may run (the write timeout), so that a
 		// reservation is only taken over once its request is surely gone.
 		LockTimeout: 90 * time.Second,
+		Meter:       g.metrics,
 	})
 	r.background.run(func(ctx context.Context) {
 		sweepEvery(ctx, time.Hour, log, "idempotency keys", idempotency.Sweep)

@@ -121,6 +121,9 @@ type IdempotencyConfig struct {
 	// the hash of a body holding card data cannot be tested against
 	// guesses by someone holding only the database. Optional.
 	FingerprintKey []byte
+	// Meter is told how long each of the store's statements took, as
+	// TransactionIdempotency (nil: nothing is).
+	Meter Meter
 }
 
 // Idempotency holds the rules of idempotency keys.
@@ -138,7 +141,49 @@ func NewIdempotency(store IdempotencyStore, clock Clock, cfg IdempotencyConfig) 
 	if cfg.LockTimeout <= 0 {
 		cfg.LockTimeout = DefaultIdempotencyLockTimeout
 	}
+	if cfg.Meter != nil {
+		store = meteredIdempotencyStore{store, cfg.Meter}
+	}
 	return &Idempotency{store: store, clock: clock, cfg: cfg}
+}
+
+// meteredIdempotencyStore times each statement of an IdempotencyStore for
+// the Meter: they are the storage work of every request that carries a
+// key, beside the service's transactions.
+type meteredIdempotencyStore struct {
+	IdempotencyStore
+	meter Meter
+}
+
+// timed tells the Meter how long since start; a stopwatch, not a rule's
+// time.
+func (m meteredIdempotencyStore) timed(start time.Time) {
+	m.meter.Transaction(TransactionIdempotency, time.Since(start))
+}
+
+func (m meteredIdempotencyStore) Reserve(ctx context.Context, rec *IdempotencyRecord) (*IdempotencyRecord, bool, error) {
+	defer m.timed(time.Now())
+	return m.IdempotencyStore.Reserve(ctx, rec)
+}
+
+func (m meteredIdempotencyStore) Replace(ctx context.Context, lock string, rec *IdempotencyRecord) (bool, error) {
+	defer m.timed(time.Now())
+	return m.IdempotencyStore.Replace(ctx, lock, rec)
+}
+
+func (m meteredIdempotencyStore) Complete(ctx context.Context, scope, key, lock string, resp *IdempotentResponse, expiresOn time.Time) (bool, error) {
+	defer m.timed(time.Now())
+	return m.IdempotencyStore.Complete(ctx, scope, key, lock, resp, expiresOn)
+}
+
+func (m meteredIdempotencyStore) Release(ctx context.Context, scope, key, lock string) error {
+	defer m.timed(time.Now())
+	return m.IdempotencyStore.Release(ctx, scope, key, lock)
+}
+
+func (m meteredIdempotencyStore) DeleteExpired(ctx context.Context, before time.Time) (int, error) {
+	defer m.timed(time.Now())
+	return m.IdempotencyStore.DeleteExpired(ctx, before)
 }
 
 // IdempotencyScope is the account a caller's keys live in: its merchant,

@@ -40,11 +40,13 @@ const (
 )
 
 // The kinds of transaction Meter.Transaction tells of: read-write, read
-// only, and the single reads run without a transaction (OneReadViewer).
+// only, the single reads run without a transaction (OneReadViewer), and
+// the idempotency keys' statements (each its own transaction).
 const (
-	TransactionUpdate  = "update"
-	TransactionView    = "view"
-	TransactionOneRead = "one_read"
+	TransactionUpdate      = "update"
+	TransactionView        = "view"
+	TransactionOneRead     = "one_read"
+	TransactionIdempotency = "idempotency"
 )
 
 // DeliveryRetrying is the result of a delivery attempt that failed and will

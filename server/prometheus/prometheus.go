@@ -105,7 +105,7 @@ func New(cfg Config) *Metrics {
 		}),
 		transactions: client.NewHistogramVec(client.HistogramOpts{
 			Name:    "kessai_storage_transaction_duration_seconds",
-			Help:    "How long storage transactions took, their work included, by kind: update (read-write), view (read-only), one_read (a single read without a transaction).",
+			Help:    "How long storage transactions took, their work included, by kind: update (read-write), view (read-only), one_read (a single read without a transaction), idempotency (an idempotency key's statement).",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"kind"}),
 	}
