@@ -70,11 +70,18 @@ fuzz-short:
 # Only this target records: the scale-out runs send the same requests to the
 # same handlers, and a second `go test` build would add time, not coverage.
 conformance: deps build
+	$(call with_traffic_check,cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		node --test --test-reporter=spec)
+
+# with_traffic_check runs the shell command $(1) with KESSAI_CONFORMANCE_TRAFFIC
+# naming a fresh temp dir, then validates every exchange recorded there
+# against the OpenAPI document; the dir is removed, pass or fail.
+define with_traffic_check
 	traffic=$$(mktemp -d "$${TMPDIR:-/tmp}/kessai-traffic.XXXXXX") && \
 	trap 'rm -rf "$$traffic"' EXIT && trap 'exit 130' INT TERM && \
-	(cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
-		KESSAI_CONFORMANCE_TRAFFIC="$$traffic" node --test --test-reporter=spec) && \
+	(export KESSAI_CONFORMANCE_TRAFFIC="$$traffic" && $(1)) && \
 	KESSAI_OPENAPI_TRAFFIC="$$traffic" $(GO) test -count=1 -run '^TestOpenAPIConformanceTraffic$$' ./server/api/
+endef
 
 ## conformance-scaleout: the same suite against two gateway processes on one
 ## fresh PostgreSQL schema and one Redis prefix, the SDK talking to the one
@@ -87,15 +94,16 @@ conformance-scaleout: deps build
 		KESSAI_CONFORMANCE_SCALEOUT=1 node --test --test-reporter=spec
 
 ## conformance-php: drive a real gateway with the published UnivaPay PHP SDK
-## (server/conformance/php). PHP comes from Debian (scripts/ensure-deps --php);
-## the SDK is not in any registry: see that folder's README. Without it the
-## suite says why in one line.
+## (server/conformance/php), recording and validating its exchanges against
+## the OpenAPI document as conformance does. PHP comes from Debian
+## (scripts/ensure-deps --php); the SDK is not in any registry: see that
+## folder's README. Without it the suite says why in one line.
 KESSAI_PHP_SDK_DIR ?= $(HOME)/.cache/kessai/php-sdk
 .PHONY: conformance-php
 conformance-php: build
 	@scripts/ensure-deps --php
-	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
-		KESSAI_PHP_SDK_DIR="$(KESSAI_PHP_SDK_DIR)" node --test --test-reporter=spec php/php.test.mjs
+	$(call with_traffic_check,cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		KESSAI_PHP_SDK_DIR="$(KESSAI_PHP_SDK_DIR)" node --test --test-reporter=spec php/php.test.mjs)
 
 ## test-browser: the widget, link form and demo storefront in headless Debian Chromium
 ## (/usr/bin/chromium, never a downloaded browser); screenshots go to web/browser/screenshots/

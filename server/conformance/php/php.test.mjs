@@ -158,7 +158,11 @@ if (skip) {
             PATH: process.env.PATH,
             HOME: process.env.HOME,
             KESSAI_PHP_SDK_DIR: sdkDir,
-            KESSAI_ENDPOINT: gw.endpoint,
+            // The SDK goes through the recording proxy when there is one
+            // (KESSAI_CONFORMANCE_TRAFFIC); the links the gateway answers
+            // with start with its own URL.
+            KESSAI_ENDPOINT: gw.sdkEndpoint,
+            KESSAI_GATEWAY_URL: gw.endpoint,
             KESSAI_JWT: gw.credentials.jwt,
             KESSAI_SECRET: gw.credentials.secret,
             KESSAI_WEBHOOK_INBOX: receiver.url,

@@ -11,7 +11,10 @@
 //
 // Environment: KESSAI_PHP_SDK_DIR (see autoload.php), KESSAI_ENDPOINT,
 // KESSAI_JWT and KESSAI_SECRET (a test-mode store app token of a PCI DSS
-// compliant store, such as the demo store's).
+// compliant store, such as the demo store's); KESSAI_GATEWAY_URL, the
+// gateway's own URL that its answers' links start with, when the SDK talks
+// to it through something else (the harness's recording proxy; default
+// KESSAI_ENDPOINT).
 
 declare(strict_types=1);
 
@@ -264,6 +267,7 @@ foreach (['KESSAI_ENDPOINT', 'KESSAI_JWT', 'KESSAI_SECRET'] as $name) {
     }
 }
 $endpoint = getenv('KESSAI_ENDPOINT');
+$gatewayURL = (string) getenv('KESSAI_GATEWAY_URL') !== '' ? getenv('KESSAI_GATEWAY_URL') : $endpoint;
 $jwt = getenv('KESSAI_JWT');
 $secret = getenv('KESSAI_SECRET');
 
@@ -1075,14 +1079,14 @@ const THREE_DS_CONTENT_TYPE = 'application/x-www-form-urlencoded; charset=UTF-8'
 /** The wallet page an online issuer token sends the shopper to. */
 function walletPage(OnlineToken $it): string
 {
-    global $endpoint;
+    global $gatewayURL;
     if ($it->callMethod === CallMethod::SDK() || $it->callMethod === CallMethod::APP()) {
         // An app's issuer token is the bare key, which the sandbox's page
         // takes in place of the wallet's own token.
         check((bool) preg_match('/^[A-Z2-7]{26}$/', (string) $it->issuerToken), "not a bare key: $it->issuerToken");
-        return "$endpoint/sandbox/wallet/$it->issuerToken";
+        return "$gatewayURL/sandbox/wallet/$it->issuerToken";
     }
-    check((bool) preg_match('#^' . preg_quote($endpoint, '#') . '/sandbox/wallet/[A-Z2-7]{26}$#', (string) $it->issuerToken),
+    check((bool) preg_match('#^' . preg_quote($gatewayURL, '#') . '/sandbox/wallet/[A-Z2-7]{26}$#', (string) $it->issuerToken),
         "not the gateway's wallet page: $it->issuerToken");
     return $it->issuerToken;
 }
@@ -1147,7 +1151,7 @@ op('Charge::onlineToken of a card charge (NOT_ONLINE_CHARGE)', function () use (
     same($e->errors[0]['reason'] ?? null, 'NOT_ONLINE_CHARGE', 'reason');
 });
 
-op('Charge::qrMerchantToken (QrMerchantPayment), its PNG, paid on its page', function () use ($client, $endpoint) {
+op('Charge::qrMerchantToken (QrMerchantPayment), its PNG, paid on its page', function () use ($client, $gatewayURL) {
     $t = $client->createToken(new QrMerchantPayment('test@test.com', QrBrandMerchant::PAY_PAY_MERCHANT()));
     same($t->paymentType, PaymentType::QR_MERCHANT(), 'payment type');
     same($t->data->brand, QrBrandMerchant::PAY_PAY_MERCHANT(), 'brand');
@@ -1156,7 +1160,7 @@ op('Charge::qrMerchantToken (QrMerchantPayment), its PNG, paid on its page', fun
     $qr = $c->qrMerchantToken();
     check($qr instanceof QrMerchantToken, 'not a QrMerchantToken');
     check($qr->ready === true, 'not ready');
-    check((bool) preg_match('#^' . preg_quote($endpoint, '#') . '/sandbox/wallet/[A-Z2-7]{26}/qr\.png$#', (string) $qr->qrImageUrl),
+    check((bool) preg_match('#^' . preg_quote($gatewayURL, '#') . '/sandbox/wallet/[A-Z2-7]{26}/qr\.png$#', (string) $qr->qrImageUrl),
         "not the gateway's QR code: $qr->qrImageUrl");
     [$status, $type, $png] = httpRequest('GET', $qr->qrImageUrl);
     same($status, 200, 'PNG status');
@@ -1181,7 +1185,7 @@ op('UnivapayClient::createCharge with PaymentThreeDS (force), awaitResult until 
     $S['threeDSCharge'] = $c;
 });
 
-op('Charge::threeDSIssuerToken', function () use ($endpoint, &$S) {
+op('Charge::threeDSIssuerToken', function () use ($gatewayURL, &$S) {
     $c = needs($S, 'threeDSCharge');
     $it = $c->threeDSIssuerToken();
     check($it instanceof ThreeDSIssuerToken, 'not a ThreeDSIssuerToken');
@@ -1189,7 +1193,7 @@ op('Charge::threeDSIssuerToken', function () use ($endpoint, &$S) {
     same($it->paymentType, PaymentType::CARD(), 'payment type');
     same($it->contentType, THREE_DS_CONTENT_TYPE, 'content type');
     same($it->payload, ['resource_id' => $c->id, 'resource_type' => 'charge'], 'payload');
-    check((bool) preg_match('#^' . preg_quote($endpoint, '#') . '/sandbox/3ds/[A-Z2-7]{26}$#', (string) $it->issuerToken),
+    check((bool) preg_match('#^' . preg_quote($gatewayURL, '#') . '/sandbox/3ds/[A-Z2-7]{26}$#', (string) $it->issuerToken),
         "not the gateway's challenge page: $it->issuerToken");
     $S['threeDSIssuer'] = $it;
 });
@@ -1594,11 +1598,11 @@ op('401 with a wrong secret (UnivapayUnauthorizedError)', function () use ($jwt)
     }, 'INVALID_APP_TOKEN');
 });
 
-op('403 for a browser token listing charges (UnivapayForbiddenError)', function () use ($jwt, $endpoint) {
+op('403 for a browser token listing charges (UnivapayForbiddenError)', function () use ($jwt, $gatewayURL) {
     // Without the secret and from the gateway's own origin, as the widget
     // calls: lists need the merchant's server.
     $browser = client($jwt, null);
-    $browser->addHandlers(new HeaderHandler(['Origin' => $endpoint]));
+    $browser->addHandlers(new HeaderHandler(['Origin' => $gatewayURL]));
     expectThrows(UnivapayForbiddenError::class, function () use ($browser) {
         $browser->listCharges();
     }, 'INVALID_PERMISSIONS');
