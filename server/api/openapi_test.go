@@ -428,6 +428,14 @@ func TestOpenAPITraffic(t *testing.T) {
 	tr.must(t, 200, "GET", cancels+"/"+cancel, a1, nil)
 	tr.must(t, 200, "PATCH", cancels+"/"+cancel, a1, map[string]any{"metadata": map[string]any{"ticket": 7}})
 
+	// What PHP's SDK sends (seen by make conformance-php): a card token
+	// whose data says "three_ds": null, a cancel whose body is [].
+	f.clock.Advance(time.Minute)
+	phpTok := id(tr.must(t, 201, "POST", "/tokens", a1, withData(cardBody("4000020000000000"), "three_ds", nil)))
+	phpCharge := id(tr.must(t, 201, "POST", "/charges", a1, chargeBody(phpTok, 3000, "JPY", "capture", false)))
+	f.process(t)
+	tr.must(t, 201, "POST", store("/charges/"+phpCharge+"/cancels"), a1, "[]")
+
 	// Shopper approvals: an online wallet, 3-D Secure, a merchant QR code.
 	f.clock.Advance(time.Minute)
 	wallet := id(tr.must(t, 201, "POST", "/tokens", a1, onlineBody("pay_pay_online", "web")))
