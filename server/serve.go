@@ -102,6 +102,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		Clock:     g.clock(),
 		Logger:    log,
 	})
+	g.throttle.meter = g.metrics
 	transport, err := g.mailTransport()
 	if err != nil {
 		db.Close()

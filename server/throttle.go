@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 )
@@ -17,6 +18,9 @@ import (
 // Take refuses rather than let attempts through uncounted.
 type limitThrottle struct {
 	limiter atomic.Pointer[limit.Limiter]
+	// meter is told each decision, as the limit class ClassConsole (nil:
+	// nothing is).
+	meter api.Meter
 }
 
 func (t *limitThrottle) set(l limit.Limiter) { t.limiter.Store(&l) }
@@ -29,6 +33,7 @@ var errNoThrottle = errors.New("the sign-in throttle is not ready")
 func (t *limitThrottle) Take(ctx context.Context, keys []payment.ThrottleKey) (time.Duration, error) {
 	lp := t.limiter.Load()
 	if lp == nil {
+		t.tell(api.DecisionUnavailable)
 		return 0, errNoThrottle
 	}
 	buckets := make([]limit.Bucket, len(keys))
@@ -38,11 +43,20 @@ func (t *limitThrottle) Take(ctx context.Context, keys []payment.ThrottleKey) (t
 	res, err := (*lp).Admit(ctx, buckets)
 	switch {
 	case err != nil:
+		t.tell(api.DecisionUnavailable)
 		return 0, err
 	case !res.Admitted:
+		t.tell(api.DecisionRefused)
 		return max(res.RetryAfter, time.Second), nil
 	}
+	t.tell(api.DecisionAdmitted)
 	return 0, nil
+}
+
+func (t *limitThrottle) tell(decision string) {
+	if t.meter != nil {
+		t.meter.RateLimit(api.ClassConsole, decision)
+	}
 }
 
 // throttleRule is a key's bucket: Burst attempts at once, then PerMinute a

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,5 +43,40 @@ func TestThrottleBurst(t *testing.T) {
 		if wait, err := th.Take(ctx, k); err != nil || wait != 0 {
 			t.Fatalf("address attempt %d: wait %v, error %v", i+1, wait, err)
 		}
+	}
+}
+
+// decisionMeter keeps the rate-limit decisions it is told, by class.
+type decisionMeter struct{ got []string }
+
+func (m *decisionMeter) Request(string, string, string, int, time.Duration) {}
+func (m *decisionMeter) RateLimit(class, decision string) {
+	m.got = append(m.got, class+"/"+decision)
+}
+
+// failingLimiter cannot count (its Redis is away).
+type failingLimiter struct{}
+
+func (failingLimiter) Admit(context.Context, []limit.Bucket) (limit.Result, error) {
+	return limit.Result{}, errors.New("redis: connection refused")
+}
+
+// TestThrottleTellsMeter: each of the console throttle's decisions is told
+// to the metrics under its own class: admitted, refused, and unavailable
+// before its limiter is set or when the limiter cannot count.
+func TestThrottleTellsMeter(t *testing.T) {
+	ctx := context.Background()
+	meter := &decisionMeter{}
+	th := &limitThrottle{meter: meter}
+	keys := []payment.ThrottleKey{{Key: "signin/ip/x", Burst: 1, PerMinute: 1}}
+	_, _ = th.Take(ctx, keys)
+	th.set(limit.NewMemory(limit.MemoryConfig{}))
+	_, _ = th.Take(ctx, keys)
+	_, _ = th.Take(ctx, keys)
+	th.set(failingLimiter{})
+	_, _ = th.Take(ctx, keys)
+	want := []string{"console/unavailable", "console/admitted", "console/refused", "console/unavailable"}
+	if !slices.Equal(meter.got, want) {
+		t.Errorf("told %q, want %q", meter.got, want)
 	}
 }

@@ -34,12 +34,15 @@ const MethodOther = "OTHER"
 
 // The limit classes a request is counted under: the API's two (README,
 // "Rate limits and other limits"), the pages' per-address limit, and none
-// (the limits are off, or the request is a static file).
+// (the limits are off, or the request is a static file). ClassConsole is
+// the console's throttle of sign-ins, password changes and reset requests,
+// whose decisions are told apart from its pages'.
 const (
 	ClassCharge   = "charge"
 	ClassStandard = "standard"
 	ClassPage     = "page"
 	ClassNone     = "none"
+	ClassConsole  = "console"
 )
 
 // The decisions of a rate limit: admitted, refused (429), or not made
