@@ -324,3 +324,21 @@ func TestConfigMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsWhere: the banner says where /metrics is and to whom.
+func TestMetricsWhere(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  config
+		want string
+	}{
+		{"default", config{Addr: "127.0.0.1:8080"}, "http://127.0.0.1:8080/metrics (from this machine)"},
+		{"behind proxies, with a token and a listener", config{Addr: "0.0.0.0:8080", MetricsAddr: "10.0.0.5:9464", MetricsToken: "x",
+			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}},
+			"http://0.0.0.0:8080/metrics (from this machine, the trusted proxies, or with KESSAI_METRICS_TOKEN) and http://10.0.0.5:9464/metrics"},
+	} {
+		if got := metricsWhere(c.cfg); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

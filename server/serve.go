@@ -604,8 +604,10 @@ Kessai is running.
   %s
 
   API and hosted pages  %s
+  API description       %s/openapi.json
   Widget loader         %s/static/checkout.js
   Merchant console      %s/console/
+  Metrics               %s
   Data                  %s
 
 Demo credentials (the secret and the password are only in %s):
@@ -618,8 +620,24 @@ Try the API:
   AUTH="Authorization: Bearer $(jq -r '.secret + "." + .jwt' %s)"
   curl -H "$AUTH" %s/me
 
-`, start, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL, cfg.DataDir, file,
+`, start, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL, metricsWhere(cfg), cfg.DataDir, file,
 		c.MerchantID, c.StoreID, c.ConsoleEmail, shorten(c.JWT, 20), file, cfg.PublicURL)
+}
+
+// metricsWhere says where /metrics is served and to whom, for the banner.
+func metricsWhere(cfg config) string {
+	where := "http://" + cfg.Addr + "/metrics (from this machine"
+	if len(cfg.TrustedProxies) > 0 {
+		where += ", the trusted proxies"
+	}
+	if cfg.MetricsToken != "" {
+		where += ", or with KESSAI_METRICS_TOKEN"
+	}
+	where += ")"
+	if cfg.MetricsAddr != "" {
+		where += " and http://" + cfg.MetricsAddr + "/metrics"
+	}
+	return where
 }
 
 // shorten keeps the first n characters of s and marks the cut.
