@@ -25,6 +25,7 @@ import (
 
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/limit"
+	"github.com/kessai/kessai/server/openapi"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -70,7 +71,7 @@ func newOpenAPIValidator(tb testing.TB) *openAPIValidator {
 	if rec.Code != http.StatusOK {
 		tb.Fatalf("GET /openapi.json: %d %s", rec.Code, rec.Body)
 	}
-	doc, err := api.LoadOpenAPI(rec.Body.Bytes())
+	doc, err := openapi.Load(rec.Body.Bytes())
 	if err != nil {
 		tb.Fatal(err)
 	}
