@@ -219,6 +219,24 @@ func browser(tok *payment.IssuedAppToken) string { return "Bearer " + tok.JWT }
 
 type reqOpt func(*http.Request)
 
+// apiRequest is a request to the API as the SDKs make one: a JSON body
+// (nil: none), the credential auth (none when empty), Accept JSON, then
+// opts.
+func apiRequest(method, path, auth string, body io.Reader, opts ...reqOpt) *http.Request {
+	req := httptest.NewRequest(method, path, body)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	req.Header.Set("Accept", "application/json")
+	for _, o := range opts {
+		o(req)
+	}
+	return req
+}
+
 func origin(o string) reqOpt { return func(r *http.Request) { r.Header.Set("Origin", o) } }
 
 func header(k, v string) reqOpt { return func(r *http.Request) { r.Header.Set(k, v) } }
@@ -236,17 +254,7 @@ func (f *fixture) doOn(t testing.TB, h http.Handler, method, path, auth, body st
 	if body != "" {
 		rb = strings.NewReader(body)
 	}
-	req := httptest.NewRequest(method, path, rb)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	req.Header.Set("Accept", "application/json")
-	for _, o := range opts {
-		o(req)
-	}
+	req := apiRequest(method, path, auth, rb, opts...)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	f.checkHeaders(t, rec, auth)

@@ -6,12 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/limit"
@@ -77,14 +74,8 @@ func FuzzMeterLabels(f *testing.F) {
 	for _, p := range pageRoutes {
 		routes[p] = true
 	}
-	err := srv.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		if tpl, err := route.GetPathTemplate(); err == nil {
-			routes[tpl] = true
-		}
-		return nil
-	})
-	if err != nil {
-		f.Fatal(err)
+	for _, c := range mustRouteCases(f, srv, 50) {
+		routes[c.tpl] = true
 	}
 	methods := map[string]bool{MethodOther: true}
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
@@ -188,17 +179,9 @@ func TestMeterTellsEveryRequest(t *testing.T) {
 // second time (routeTemplate is only for requests the router never saw).
 func TestRoutesTellTheirTemplate(t *testing.T) {
 	s := New(Config{Logger: slog.New(slog.DiscardHandler)})
-	variable := regexp.MustCompile(`\{[^}]+\}`)
-	n := 0
-	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		tpl, err := route.GetPathTemplate()
-		if err != nil {
-			return nil
-		}
-		methods, _ := route.GetMethods()
-		path := variable.ReplaceAllString(tpl, "01a2055a-cd9c-7c13-8567-80fb9a170a93")
+	for _, c := range mustRouteCases(t, s, 50) {
 		st := &requestState{id: "test"}
-		req := httptest.NewRequest(methods[0], path, nil)
+		req := httptest.NewRequest(c.methods[0], c.path, nil)
 		req = req.WithContext(context.WithValue(req.Context(), requestIDKey, st))
 		func() {
 			// Routes that need a service panic without one, after the
@@ -206,13 +189,8 @@ func TestRoutesTellTheirTemplate(t *testing.T) {
 			defer func() { _ = recover() }()
 			s.router.ServeHTTP(httptest.NewRecorder(), req)
 		}()
-		if st.route != tpl {
-			t.Errorf("%s %s: the router told %q, want %q", methods[0], path, st.route, tpl)
+		if st.route != c.tpl {
+			t.Errorf("%s %s: the router told %q, want %q", c.methods[0], c.path, st.route, c.tpl)
 		}
-		n++
-		return nil
-	})
-	if err != nil || n < 50 {
-		t.Fatalf("walked %d routes, err %v", n, err)
 	}
 }

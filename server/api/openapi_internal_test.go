@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/openapi"
 )
@@ -19,21 +18,16 @@ import (
 // RouterOperations lists every "METHOD /template" the API's router serves,
 // sorted. The traffic tests (package api_test) check each was exercised.
 func RouterOperations(s *Server) ([]string, error) {
+	cases, err := routeCases(s)
 	var ops []string
-	err := s.router.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
-		tpl, err := route.GetPathTemplate()
-		if err != nil {
-			return nil
+	for _, c := range cases {
+		if len(c.methods) == 0 {
+			return nil, fmt.Errorf("route %s has no methods", c.tpl)
 		}
-		methods, err := route.GetMethods()
-		if err != nil {
-			return fmt.Errorf("route %s has no methods: %w", tpl, err)
+		for _, m := range c.methods {
+			ops = append(ops, m+" "+c.tpl)
 		}
-		for _, m := range methods {
-			ops = append(ops, m+" "+tpl)
-		}
-		return nil
-	})
+	}
 	slices.Sort(ops)
 	return slices.Compact(ops), err
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -227,28 +228,12 @@ type traffic struct {
 // when there is none or it is not an object).
 func (tr *traffic) send(tb testing.TB, method, path, auth string, body any, opts ...reqOpt) (int, map[string]any) {
 	tb.Helper()
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case string:
-		raw = []byte(b)
-	default:
-		var err error
-		if raw, err = json.Marshal(b); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
+	raw := requestBody(tb, body)
+	var rb io.Reader
 	if raw != nil {
-		req.Header.Set("Content-Type", "application/json")
+		rb = bytes.NewReader(raw)
 	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	req.Header.Set("Accept", "application/json")
-	for _, o := range opts {
-		o(req)
-	}
+	req := apiRequest(method, path, auth, rb, opts...)
 	reqHeaders := req.Header.Clone()
 	rec := httptest.NewRecorder()
 	tr.h.ServeHTTP(rec, req)

@@ -155,30 +155,11 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 func (f *payFixture) do(t testing.TB, method, path, auth string, reqBody any, opts ...reqOpt) *httptest.ResponseRecorder {
 	t.Helper()
 	var rb io.Reader
-	switch b := reqBody.(type) {
-	case nil:
-	case string:
-		rb = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			t.Errorf("marshal request: %v", err)
-		}
+	if raw := requestBody(t, reqBody); raw != nil {
 		rb = bytes.NewReader(raw)
 	}
-	req := httptest.NewRequest(method, path, rb)
-	if rb != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	req.Header.Set("Accept", "application/json")
-	for _, o := range opts {
-		o(req)
-	}
 	rec := httptest.NewRecorder()
-	f.srv.ServeHTTP(rec, req)
+	f.srv.ServeHTTP(rec, apiRequest(method, path, auth, rb, opts...))
 	for _, name := range []string{"Authorization", "X-Refresh-Authorization", "X-Amzn-Remapped-Authorization"} {
 		if rec.Header().Get(name) != "" {
 			t.Errorf("%s %s: response carries %s", method, path, name)
@@ -194,6 +175,24 @@ func (f *payFixture) do(t testing.TB, method, path, auth string, reqBody any, op
 	}
 	f.mu.Unlock()
 	return rec
+}
+
+// requestBody encodes a test request's body: nil for none, a string as
+// is, anything else as JSON. It only reports with Errorf, so goroutines
+// may call it.
+func requestBody(t testing.TB, body any) []byte {
+	switch b := body.(type) {
+	case nil:
+		return nil
+	case string:
+		return append([]byte{}, b...)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Errorf("marshal request: %v", err)
+		}
+		return append([]byte{}, raw...)
+	}
 }
 
 // process runs the worker's pending operations until none is left.
