@@ -678,15 +678,6 @@ func metricsLocal(trusted []netip.Prefix) func(*http.Request) bool {
 		if err != nil {
 			return false
 		}
-		ip = ip.Unmap()
-		if ip.IsLoopback() {
-			return true
-		}
-		for _, p := range trusted {
-			if p.Contains(ip) {
-				return true
-			}
-		}
-		return false
+		return ip.Unmap().IsLoopback() || api.TrustedProxy(ip, trusted)
 	}
 }

@@ -93,6 +93,22 @@ func (s *Server) clientIP(r *http.Request) string {
 	return ClientIP(r, s.limits.TrustedProxies)
 }
 
+// TrustedProxy reports whether a is in one of the trusted ranges, whatever
+// its zone (fe80::1%eth0), and an IPv4 address whether either is written
+// as IPv4 or IPv4-mapped IPv6.
+func TrustedProxy(a netip.Addr, trustedProxies []netip.Prefix) bool {
+	a = a.WithZone("").Unmap()
+	for _, p := range trustedProxies {
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // ClientIP is the TCP peer, or, when the peer is a trusted proxy, the
 // rightmost address of X-Forwarded-For that is not itself a trusted proxy
 // (the leftmost ones are whatever the client chose to send). A trusted
@@ -103,18 +119,7 @@ func ClientIP(r *http.Request, trustedProxies []netip.Prefix) string {
 	if len(trustedProxies) == 0 {
 		return peer
 	}
-	trusted := func(a netip.Addr) bool {
-		a = a.WithZone("").Unmap()
-		for _, p := range trustedProxies {
-			if p.Addr().Is4In6() && p.Bits() >= 96 {
-				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-			}
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
-	}
+	trusted := func(a netip.Addr) bool { return TrustedProxy(a, trustedProxies) }
 	addr, err := netip.ParseAddr(peer)
 	if err != nil || !trusted(addr) {
 		return peer
