@@ -44,6 +44,11 @@ type Config struct {
 	// PageRoutes are the path prefixes of the pages (hosted.Paths): a
 	// page's requests are counted under the longest that matches.
 	PageRoutes []string
+	// BeforeIdempotentAnswerStored, when set, is called after a request
+	// with an Idempotency-Key has run and before its answer is stored:
+	// where the crash test stops a gateway built with the
+	// kessai_crashpoints tag. Nil in every other build.
+	BeforeIdempotentAnswerStored func(*http.Request)
 }
 
 // Server serves the API.
@@ -61,6 +66,8 @@ type Server struct {
 	readiness    []ReadinessCheck
 	meter        Meter
 	pageRoutes   []string
+
+	beforeAnswerStored func(*http.Request)
 
 	preflight preflightCache
 	// streams ends the event streams when the server shuts down.
@@ -91,6 +98,8 @@ func New(cfg Config) *Server {
 		readiness:    cfg.Readiness,
 		meter:        cfg.Meter,
 		pageRoutes:   cfg.PageRoutes,
+
+		beforeAnswerStored: cfg.BeforeIdempotentAnswerStored,
 	}
 	if s.meter == nil {
 		s.meter = noMeter{}

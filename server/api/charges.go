@@ -204,7 +204,13 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if req.Redirect != nil {
 		p.RedirectEndpoint = req.Redirect.Endpoint
 	}
-	ch, err := s.svc.CreateCharge(r.Context(), c, p)
+	p.Idempotency = idempotencyRef(r)
+	return chargeCreated(s.svc.CreateCharge(r.Context(), c, p))
+}
+
+// chargeCreated is the answer of POST /charges: also a retry's, after a
+// crash, with the charge as it is now (effectAnswer).
+func chargeCreated(ch *payment.Charge, err error) (int, any, error) {
 	return answer(http.StatusCreated, ch, err, toWireCharge)
 }
 
@@ -304,7 +310,15 @@ func (s *Server) captureCharge(r *http.Request, c *payment.Caller, ids pathIDs) 
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	if err := s.svc.CaptureCharge(r.Context(), c, ids.store, ids.id, req.Amount.ptr(), req.Currency); err != nil {
+	return captureRequested(s.svc.CaptureCharge(r.Context(), c, ids.store, ids.id, payment.ChargeCapture{
+		Amount: req.Amount.ptr(), Currency: req.Currency, Idempotency: idempotencyRef(r),
+	}))
+}
+
+// captureRequested is the answer of a capture, an empty 201: also a
+// retry's, after a crash (effectAnswer).
+func captureRequested(err error) (int, any, error) {
+	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, nil, nil

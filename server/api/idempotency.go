@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -31,15 +32,36 @@ import (
 // foreign call before failing must answer something else, or be split into
 // recovery points, before this stays safe.
 //
+// A crash between a request's commit and its stored answer: the answer is
+// stored after the request ran, so a gateway that dies in between leaves
+// the key in flight with its change made. The requests that make payment
+// objects (charges, refunds, cancels, captures, subscriptions) therefore
+// record what they made on the key in their own transaction, through the
+// reservation this layer puts in the request's context (idempotencyRef)
+// and the handler passes to the service: the object and the note commit
+// together, and only while the reservation still holds the key. A retry
+// after the lock timeout takes the key over (payment.Idempotency.Begin);
+// when the abandoned run made something, the retry does not run the
+// handler but answers with that object exactly as the handler answered
+// when it made it (201 and the object as it is now, read as the caller:
+// effectAnswer), Idempotency-Status retrieved_idempotent_response, and
+// stores that answer. An abandoned run that was only slow and commits
+// after the takeover fails with 409 IDEMPOTENCY_KEY_CONFLICT, its
+// transaction rolled back. The same holds for a request whose change
+// committed and whose answer then failed (5xx): its key is not released
+// but answered, there and then, with the object made.
+//
 // Idempotency-Status, always lower-case and one of the values Java's SDK
 // knows:
 //
 //	successfully_stored            first run, answer stored
-//	retrieved_idempotent_response  replay of the stored answer
+//	retrieved_idempotent_response  replay of the stored answer, or the object an abandoned
+//	                               first run made (a crash before its answer was stored)
 //	conflicting_key                409: key used with another request, or its request still runs
 //	not_stored                     key present but nothing stored: authentication failed, the key
 //	                               was invalid (400, field idempotency_key), the body too large
-//	                               (413), the answer was 5xx or 429, the reservation was taken over
+//	                               (413), the answer was 5xx or 429 (and nothing was made), the
+//	                               reservation was taken over
 //	                               as abandoned meanwhile, or the method is not POST/PATCH (GET,
 //	                               DELETE, ...: the key is ignored and the request runs as usual)
 //	error                          the key store failed: before the run (500, nothing ran) or
@@ -140,14 +162,31 @@ func (s *Server) withIdempotency(next http.Handler) http.Handler {
 			w.Header().Set(idempotencyStatusHeader, idempotencyReplayed)
 			writeStored(w, r, replay)
 			return
+		case res.Effect() != nil:
+			// An abandoned run of this request made something: that is
+			// the answer, and the request does not run again.
+			s.runReserved(w, r, s.effectAnswer(res.Effect()), res, idempotencyReplayed)
+			return
 		}
-		s.runReserved(w, r, next, res)
+		r = r.WithContext(context.WithValue(r.Context(), idempotencyRefKey{}, res.Ref()))
+		s.runReserved(w, r, next, res, idempotencyStored)
 	})
 }
 
-// runReserved runs the request under its reservation, then stores or
-// releases the key and sends the answer.
-func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, next http.Handler, res *payment.IdempotencyReservation) {
+type idempotencyRefKey struct{}
+
+// idempotencyRef is the reservation of the key the request runs under (nil
+// without one), for the handlers whose service method records on it what
+// it makes.
+func idempotencyRef(r *http.Request) *payment.IdempotencyRef {
+	ref, _ := r.Context().Value(idempotencyRefKey{}).(*payment.IdempotencyRef)
+	return ref
+}
+
+// runReserved runs next under the reservation, then stores its answer
+// (Idempotency-Status stored when it was) or releases the key, and sends
+// the answer.
+func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, next http.Handler, res *payment.IdempotencyReservation, stored string) {
 	// The key must be settled even when the client has gone away.
 	settleCtx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(r.Context()), idempotencyStoreTimeout)
@@ -158,10 +197,12 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, next http.H
 		if finished {
 			return
 		}
-		// The handler panicked (withRecovery answers 500): free the key.
+		// The handler panicked (withRecovery answers 500): free the key,
+		// unless the request made something before, which a retry is
+		// then answered with.
 		ctx, cancel := settleCtx()
 		defer cancel()
-		if err := res.Release(ctx); err != nil {
+		if _, err := res.Release(ctx); err != nil {
 			s.logIdempotency(r, "release", err)
 		}
 		w.Header().Set(idempotencyStatusHeader, idempotencyNotStored)
@@ -169,42 +210,98 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, next http.H
 	next.ServeHTTP(rec, r)
 	finished = true
 
-	status := rec.statusCode()
 	ctx, cancel := settleCtx()
 	defer cancel()
-	outcome := idempotencyStored
-	if storable(status) {
-		stored := &payment.IdempotentResponse{Status: status, Header: map[string]string{}, Body: rec.body.Bytes()}
-		for _, h := range replayedHeaders {
-			if v := rec.header.Get(h); v != "" {
-				stored.Header[h] = v
-			}
-		}
-		switch err := res.Complete(ctx, stored); {
-		case errors.Is(err, payment.ErrIdempotencyLockLost):
-			outcome = idempotencyNotStored
-		case err != nil:
-			// The request ran; its answer is sent, unstored. The key stays
-			// in flight until the lock timeout.
-			s.logIdempotency(r, "complete", err)
-			outcome = idempotencyError
-		}
-	} else {
-		if err := res.Release(ctx); err != nil {
+	if !storable(rec.statusCode()) {
+		made, err := res.Release(ctx)
+		if err != nil {
 			s.logIdempotency(r, "release", err)
 		}
-		outcome = idempotencyNotStored
+		if made == nil || res.Effect() != nil {
+			s.sendRecorded(w, r, rec, idempotencyNotStored)
+			return
+		}
+		// The request's change committed, its answer failed: the key
+		// stays taken, and the object made is the answer, as a retry
+		// would be told.
+		rec = &responseRecorder{ResponseWriter: w, header: http.Header{}}
+		s.effectAnswer(made).ServeHTTP(rec, r)
+		if !storable(rec.statusCode()) {
+			s.sendRecorded(w, r, rec, idempotencyNotStored)
+			return
+		}
 	}
+	if s.beforeAnswerStored != nil {
+		s.beforeAnswerStored(r)
+	}
+	answer := &payment.IdempotentResponse{Status: rec.statusCode(), Header: map[string]string{}, Body: rec.body.Bytes()}
+	for _, h := range replayedHeaders {
+		if v := rec.header.Get(h); v != "" {
+			answer.Header[h] = v
+		}
+	}
+	outcome := stored
+	switch err := res.Complete(ctx, answer); {
+	case errors.Is(err, payment.ErrIdempotencyLockLost):
+		outcome = idempotencyNotStored
+	case err != nil:
+		// The request ran; its answer is sent, unstored. The key stays
+		// in flight until the lock timeout.
+		s.logIdempotency(r, "complete", err)
+		outcome = idempotencyError
+	}
+	s.sendRecorded(w, r, rec, outcome)
+}
 
+// sendRecorded sends a recorded answer with its Idempotency-Status.
+func (s *Server) sendRecorded(w http.ResponseWriter, r *http.Request, rec *responseRecorder, outcome string) {
 	h := w.Header()
 	for k, v := range rec.header {
 		h[k] = v
 	}
 	h.Set(idempotencyStatusHeader, outcome)
-	w.WriteHeader(status)
+	w.WriteHeader(rec.statusCode())
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(rec.body.Bytes())
 	}
+}
+
+// effectAnswers answer with what a request made under its key, as its own
+// handler answered when it made it, with the object as it is now and read
+// as the caller: GET's read, the create route's answer.
+var effectAnswers = map[payment.EffectKind]func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error){
+	payment.EffectCharge: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
+		return chargeCreated(s.svc.Charge(r.Context(), c, e.StoreID, e.ID, 0))
+	},
+	payment.EffectRefund: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
+		return refundCreated(s.svc.Refund(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
+	},
+	payment.EffectCancel: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
+		return cancelCreated(s.svc.Cancel(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
+	},
+	payment.EffectCapture: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
+		// The charge must still be the caller's to see; the answer is
+		// the capture's own, empty.
+		_, err := s.svc.Charge(r.Context(), c, e.StoreID, e.ChargeID, 0)
+		return captureRequested(err)
+	},
+	payment.EffectSubscription: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
+		return subscriptionCreated(s.svc.Subscription(r.Context(), c, e.StoreID, e.ID, 0))
+	},
+}
+
+// effectAnswer answers a request with what an earlier run of it made
+// (effectAnswers), without running it.
+func (s *Server) effectAnswer(e *payment.IdempotentEffect) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		render, ok := effectAnswers[e.Kind]
+		if !ok {
+			s.respond(w, r, 0, nil, fmt.Errorf("idempotency key: no answer for an effect of kind %q", e.Kind))
+			return
+		}
+		status, body, err := render(s, r, authOf(r).caller, e)
+		s.respond(w, r, status, body, err)
+	})
 }
 
 // writeStored sends a stored answer as it was first sent.

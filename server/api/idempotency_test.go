@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -510,5 +511,63 @@ func TestIdempotencyWhatIsStored(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIdempotencyAnswerFailsAfterCommit: a request whose charge committed
+// and whose answer then failed (500) must not free its key for a retry to
+// charge again: the charge it made is its answer, sent and stored.
+func TestIdempotencyAnswerFailsAfterCommit(t *testing.T) {
+	t.Parallel()
+	f := newIdemFixture(t, fixtureOptions{})
+	ctx := t.Context()
+	caller, err := f.svc.Authenticate(ctx, f.auth, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f.svc.CreateToken(ctx, caller, payment.NewToken{
+		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
+		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	var made string
+	s := f.srv
+	h := s.withRecovery(s.withAuthentication(s.withIdempotency(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs.Add(1)
+		ch, err := f.svc.CreateCharge(r.Context(), caller, payment.NewCharge{
+			TokenID: tok.ID, Amount: 1000, Currency: "JPY", Idempotency: idempotencyRef(r),
+		})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		made = ch.ID.String()
+		w.WriteHeader(http.StatusInternalServerError)
+	}))))
+	send := func() *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/charges", strings.NewReader(`{"a":1}`))
+		r.Header.Set("Authorization", f.auth)
+		r.Header.Set("Idempotency-Key", "5f1a2b3c4d5e6.12345678")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	first := send()
+	wantAnswer(t, first, http.StatusCreated, "successfully_stored")
+	var answered struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(first.Body.Bytes(), &answered); err != nil || answered.ID != made || answered.Status != "pending" {
+		t.Fatalf("answer %s (%v), want the charge %s made", first.Body, err, made)
+	}
+	f.clock.Advance(time.Hour)
+	retry := send()
+	wantAnswer(t, retry, http.StatusCreated, "retrieved_idempotent_response")
+	if !bytes.Equal(retry.Body.Bytes(), first.Body.Bytes()) || runs.Load() != 1 {
+		t.Fatalf("retry %s after %d runs, want the first answer after 1", retry.Body, runs.Load())
 	}
 }

@@ -252,14 +252,20 @@ func (s *Server) authed(h endpoint) http.HandlerFunc {
 			return
 		}
 		status, body, err := h(r, res.caller, ids)
-		switch {
-		case err != nil:
-			s.writeError(w, r, err)
-		case body == nil:
-			w.WriteHeader(status)
-		default:
-			s.writeJSON(w, r, status, body)
-		}
+		s.respond(w, r, status, body, err)
+	}
+}
+
+// respond sends an endpoint's answer: the error envelope, a status alone
+// (body nil) or the body as JSON.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, status int, body any, err error) {
+	switch {
+	case err != nil:
+		s.writeError(w, r, err)
+	case body == nil:
+		w.WriteHeader(status)
+	default:
+		s.writeJSON(w, r, status, body)
 	}
 }
 

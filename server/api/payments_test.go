@@ -76,6 +76,11 @@ type payOptions struct {
 	// events records events (api.EncodeEvent), sent by webhookSender.
 	events        bool
 	webhookSender payment.WebhookSender
+	// idemStore, if set, turns idempotency on over the keys' store it
+	// returns (to lose answers as a crash would).
+	idemStore func(payment.IdempotencyStore) payment.IdempotencyStore
+	// storage, if set, wraps the database before the service gets it.
+	storage func(*sqlite.DB) payment.Storage
 }
 
 func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
@@ -89,12 +94,17 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	if opts.events {
 		so.EncodeEvent, so.WebhookSender = api.EncodeEvent, opts.webhookSender
 	}
+	so.Storage = opts.storage
 	st := servicetest.New(tb, so)
 	db := st.DB
 	f.db, f.svc = db, st.Service
 	var idem *payment.Idempotency
-	if opts.idempotency {
-		idem = payment.NewIdempotency(db, f.clock, payment.IdempotencyConfig{FingerprintKey: []byte("payments-test-fp")})
+	if opts.idempotency || opts.idemStore != nil {
+		var keys payment.IdempotencyStore = db
+		if opts.idemStore != nil {
+			keys = opts.idemStore(db)
+		}
+		idem = payment.NewIdempotency(keys, f.clock, payment.IdempotencyConfig{FingerprintKey: []byte("payments-test-fp")})
 	}
 	logger := opts.logger
 	if logger == nil {

@@ -75,9 +75,15 @@ func (s *Server) createRefund(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	rf, err := s.svc.CreateRefund(r.Context(), c, ids.store, ids.charge, payment.NewRefund{
+	return refundCreated(s.svc.CreateRefund(r.Context(), c, ids.store, ids.charge, payment.NewRefund{
 		Amount: req.Amount.Value, Currency: req.Currency, Reason: req.Reason, Message: req.Message, Metadata: md,
-	})
+		Idempotency: idempotencyRef(r),
+	}))
+}
+
+// refundCreated is the answer of a new refund: also a retry's, after a
+// crash, with the refund as it is now (effectAnswer).
+func refundCreated(rf *payment.Refund, err error) (int, any, error) {
 	return answer(http.StatusCreated, rf, err, toWireRefund)
 }
 
@@ -119,7 +125,14 @@ func (s *Server) createCancel(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	cn, err := s.svc.CreateCancel(r.Context(), c, ids.store, ids.charge, md)
+	return cancelCreated(s.svc.CreateCancel(r.Context(), c, ids.store, ids.charge, payment.NewCancel{
+		Metadata: md, Idempotency: idempotencyRef(r),
+	}))
+}
+
+// cancelCreated is the answer of a new cancel: also a retry's, after a
+// crash, with the cancel as it is now (effectAnswer).
+func cancelCreated(cn *payment.Cancel, err error) (int, any, error) {
 	return answer(http.StatusCreated, cn, err, toWireCancel)
 }
 

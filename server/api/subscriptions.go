@@ -370,7 +370,14 @@ func (s *Server) createSubscription(r *http.Request, c *payment.Caller, ids path
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, err := s.svc.CreateSubscription(r.Context(), c, p)
+	p.Idempotency = idempotencyRef(r)
+	return subscriptionCreated(s.svc.CreateSubscription(r.Context(), c, p))
+}
+
+// subscriptionCreated is the answer of POST /subscriptions: also a
+// retry's, after a crash, with the subscription as it is now
+// (effectAnswer).
+func subscriptionCreated(sub *payment.Subscription, err error) (int, any, error) {
 	return answer(http.StatusCreated, sub, err, toWireSubscription)
 }
 

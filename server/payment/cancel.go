@@ -22,12 +22,21 @@ type Cancel struct {
 	UpdatedOn  time.Time
 }
 
+// NewCancel asks for a cancel.
+type NewCancel struct {
+	Metadata Metadata
+	// Idempotency is the reservation of the request's Idempotency-Key
+	// (nil: none), on which the cancel is recorded in its transaction.
+	Idempotency *IdempotencyRef
+}
+
 // CreateCancel asks for an authorised charge to be voided. Only an
 // authorisation that is neither captured nor being captured, and has no
 // cancel under way, can be. A charge still awaiting its shopper (in a
 // wallet, or at a 3-D Secure challenge) is withdrawn at once: nothing was
 // authorised, so the acquirer has nothing to void.
-func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, metadata Metadata) (*Cancel, error) {
+func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, p NewCancel) (*Cancel, error) {
+	metadata := p.Metadata
 	if err := c.requireSecret(); err != nil {
 		return nil, err
 	}
@@ -49,7 +58,10 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 			if err := tx.CreateCancel(ctx, cn); err != nil {
 				return err
 			}
-			return withdrawAwaiting(ctx, tx, ch, now)
+			if err := withdrawAwaiting(ctx, tx, ch, now); err != nil {
+				return err
+			}
+			return recordEffect(ctx, tx, p.Idempotency, cancelEffect(cn))
 		}
 		if ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
 			return Errorf(CodeCancelNotAllowed, "only an uncaptured authorisation can be canceled")
@@ -68,7 +80,10 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		if err := tx.CreateCancel(ctx, cn); err != nil {
 			return err
 		}
-		return tx.EnqueueWork(ctx, WorkCancel, cn.ID, now)
+		if err := tx.EnqueueWork(ctx, WorkCancel, cn.ID, now); err != nil {
+			return err
+		}
+		return recordEffect(ctx, tx, p.Idempotency, cancelEffect(cn))
 	})
 	if err != nil {
 		return nil, err
@@ -76,6 +91,10 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 	s.wakeWorker()
 	s.changes.notify(chargeID)
 	return cn, nil
+}
+
+func cancelEffect(cn *Cancel) IdempotentEffect {
+	return IdempotentEffect{Kind: EffectCancel, StoreID: cn.StoreID, ChargeID: cn.ChargeID, ID: cn.ID}
 }
 
 func (s *Service) visibleCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID, id uuid.UUID) (*Cancel, error) {

@@ -155,7 +155,10 @@ func TestEveryCreateChecksMetadata(t *testing.T) {
 			_, err := svc.CreateRefund(ctx, caller, uuid.Nil, paid.ID, payment.NewRefund{Amount: 1, Currency: "JPY", Metadata: bad})
 			return err
 		},
-		"cancel": func() error { _, err := svc.CreateCancel(ctx, caller, uuid.Nil, auth.ID, bad); return err },
+		"cancel": func() error {
+			_, err := svc.CreateCancel(ctx, caller, uuid.Nil, auth.ID, payment.NewCancel{Metadata: bad})
+			return err
+		},
 	} {
 		if err := create(); payment.ErrorCode(err) != payment.CodeValidation || !strings.Contains(err.Error(), payment.ReasonCardNumber) {
 			t.Errorf("%s with a card number in its metadata: %v", name, err)

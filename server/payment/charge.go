@@ -113,6 +113,12 @@ type NewCharge struct {
 	RedirectEndpoint      string
 	MerchantTransactionID string
 	IPAddress             string
+	// Idempotency is the reservation of the Idempotency-Key the request
+	// runs under (nil: none): the charge is recorded on it in the
+	// charge's own transaction, which fails if the reservation was taken
+	// over meanwhile. A subscription's first charge is not: its
+	// subscription is (NewSubscription.Idempotency).
+	Idempotency *IdempotencyRef
 }
 
 // chargeThreeDSModes are the 3-D Secure modes a charge may ask for.
@@ -255,7 +261,10 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		}
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
-		return s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c, request: &p})
+		if err := s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c, request: &p}); err != nil {
+			return err
+		}
+		return recordEffect(ctx, tx, p.Idempotency, IdempotentEffect{Kind: EffectCharge, StoreID: ch.StoreID, ID: ch.ID})
 	})
 	if err != nil {
 		return nil, err
@@ -507,10 +516,22 @@ func (s *Service) UpdateCharge(ctx context.Context, c *Caller, storeID, id uuid.
 	return ch, err
 }
 
+// ChargeCapture asks for a capture.
+type ChargeCapture struct {
+	// Amount is how much to capture (nil: all that was authorised), in
+	// Currency (empty: the charge's).
+	Amount   *int64
+	Currency string
+	// Idempotency is the reservation of the request's Idempotency-Key
+	// (nil: none), on which the capture is recorded in its transaction.
+	Idempotency *IdempotencyRef
+}
+
 // CaptureCharge asks for the capture of an authorised charge: all of it
-// (amount nil) or part of it. The worker asks the acquirer; the charge
-// turns successful (or failed, if the authorisation had expired).
-func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid.UUID, amount *int64, currency string) error {
+// or part of it. The worker asks the acquirer; the charge turns
+// successful (or failed, if the authorisation had expired).
+func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid.UUID, p ChargeCapture) error {
+	amount, currency := p.Amount, p.Currency
 	if err := c.requireSecret(); err != nil {
 		return err
 	}
@@ -538,7 +559,10 @@ func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid
 			}
 			capture = *amount
 		}
-		return requestCapture(ctx, tx, ch, capture, s.clock.Now())
+		if err := requestCapture(ctx, tx, ch, capture, s.clock.Now()); err != nil {
+			return err
+		}
+		return recordEffect(ctx, tx, p.Idempotency, IdempotentEffect{Kind: EffectCapture, StoreID: ch.StoreID, ChargeID: ch.ID, ID: ch.ID})
 	})
 	if err == nil {
 		s.wakeWorker()

@@ -271,6 +271,14 @@ type Tx interface {
 	UpdateScheduledPayment(ctx context.Context, p *ScheduledPayment) error
 	ListScheduledPayments(ctx context.Context, subscriptionID uuid.UUID, p ListParams) (Page[*ScheduledPayment], error)
 
+	// RecordIdempotentEffect notes on the idempotency key of ref what the
+	// transaction makes (idempotency.go), if ref's reservation still holds
+	// the key in flight, and reports whether it did. It is the one write
+	// of the idempotency keys inside a domain transaction: the object and
+	// the note of it commit together, and a reservation taken over
+	// meanwhile (its lock moved) makes it report false.
+	RecordIdempotentEffect(ctx context.Context, ref IdempotencyRef, eff IdempotentEffect) (bool, error)
+
 	// TakeQuota counts one unit of a limited resource in its period and
 	// reports false, taking nothing, when limit units are already counted.
 	// It is atomic on its own: two transactions can never both take the last

@@ -47,6 +47,9 @@ type NewRefund struct {
 	Reason   string
 	Message  string
 	Metadata Metadata
+	// Idempotency is the reservation of the request's Idempotency-Key
+	// (nil: none), on which the refund is recorded in its transaction.
+	Idempotency *IdempotencyRef
 }
 
 // CreateRefund records a refund as pending for the worker. Refunds may be
@@ -103,7 +106,10 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if err := tx.EnqueueWork(ctx, WorkRefund, r.ID, now); err != nil {
 			return err
 		}
-		return tx.PutLedgerEntry(ctx, refundLedgerEntry(r))
+		if err := tx.PutLedgerEntry(ctx, refundLedgerEntry(r)); err != nil {
+			return err
+		}
+		return recordEffect(ctx, tx, p.Idempotency, IdempotentEffect{Kind: EffectRefund, StoreID: r.StoreID, ChargeID: r.ChargeID, ID: r.ID})
 	})
 	if err != nil {
 		return nil, err

@@ -176,7 +176,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 		captures int
 	}{
 		{"Captured", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, &part, "JPY"); err != nil {
+			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
@@ -185,7 +185,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 		{"CaptureUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
 			// The acquirer is unreachable: the capture is retried after
 			// capture_at, alongside the scheduled item.
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, &part, "JPY"); err != nil {
+			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
 				t.Fatal(err)
 			}
 			q.acq.failNext("capture", 1)
@@ -193,14 +193,14 @@ func TestEarlierDecisionWins(t *testing.T) {
 			return 2
 		}, payment.ChargeSuccessful, 600, payment.CaptureDone, 2},
 		{"Voided", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, nil); err != nil {
+			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
 			return 1
 		}, payment.ChargeCanceled, 1000, payment.CaptureNone, 0},
 		{"VoidUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, nil); err != nil {
+			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			// Unreachable until after capture_at: the cancel is still

@@ -330,6 +330,10 @@ type NewSubscription struct {
 	// Charge holds what the first charge takes as a charge would:
 	// descriptor, 3-D Secure, redirect, metadata, IP address.
 	Charge NewCharge
+	// Idempotency is the reservation of the request's Idempotency-Key
+	// (nil: none), on which the subscription (with its first charge) is
+	// recorded in its transaction.
+	Idempotency *IdempotencyRef
 }
 
 // subscriptionTerms are a subscription's terms once checked.
@@ -555,6 +559,11 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 			return err
 		}
 		if err := subscriptionToken(tok, c, storeID, now, true); err != nil {
+			return err
+		}
+		// First, before the branches below: whichever way the first
+		// payment goes, the subscription is what the key made.
+		if err := recordEffect(ctx, tx, p.Idempotency, IdempotentEffect{Kind: EffectSubscription, StoreID: sub.StoreID, ID: sub.ID}); err != nil {
 			return err
 		}
 		sub.Email, sub.CardLastFour = tok.Email, tok.Card.LastFour

@@ -441,7 +441,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if !strings.Contains(string(got[payment.EventChargeUpdated].body), `"authorized"`) {
 		t.Errorf("charge_updated of an authorisation: %s", got[payment.EventChargeUpdated].body)
 	}
-	cn, err := f.svc.CreateCancel(ctx, f.demo.Caller, store, ch.ID, nil)
+	cn, err := f.svc.CreateCancel(ctx, f.demo.Caller, store, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}

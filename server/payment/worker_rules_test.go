@@ -272,7 +272,7 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		}},
 		{"capture", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			if err := f.svc.CaptureCharge(context.Background(), f.caller, ch.StoreID, ch.ID, nil, ""); err != nil {
+			if err := f.svc.CaptureCharge(context.Background(), f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
@@ -300,7 +300,7 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		}},
 		{"cancel", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			cn, err := f.svc.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, nil)
+			cn, err := f.svc.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +369,7 @@ func TestCaptureUpdatesLedger(t *testing.T) {
 		t.Fatalf("history before capture: %s %d, want authorized 1000", e.Status, e.Amount)
 	}
 	part := int64(600)
-	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, &part, "JPY"); err != nil {
+	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
 		t.Fatal(err)
 	}
 	f.settle(t)
@@ -389,7 +389,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 	ctx := context.Background()
 	f := newRulesFixture(t, payment.Config{})
 	ch := f.authorized(t, 1000)
-	cn, err := f.svc.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, nil)
+	cn, err := f.svc.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 	<-entered
 	// Meanwhile the merchant captures, and the capture completes: the
 	// charge's id is older than the cancel's, so a pass of one takes it.
-	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, nil, ""); err != nil {
+	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := f.svc.ProcessPending(ctx, 1); n != 1 || err != nil {
@@ -462,7 +462,7 @@ func TestOperationRetries(t *testing.T) {
 		}},
 		{name: "cancel", op: "void", start: func(t *testing.T, f *rulesFixture) func() payment.OperationStatus {
 			ch := f.authorized(t, 1000)
-			cn, err := f.svc.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, nil)
+			cn, err := f.svc.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -529,7 +529,7 @@ func TestCaptureRetryStartsAfresh(t *testing.T) {
 	}
 
 	f.acq.failNext("capture", 1)
-	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, nil, ""); err != nil {
+	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 		t.Fatal(err)
 	}
 	f.pass(t, 1) // the capture's first attempt fails

@@ -298,7 +298,7 @@ func TestWorkRetriesPerKind(t *testing.T) {
 			if got := in.charge(t, ch.ID); got.Status != payment.ChargeAuthorized {
 				t.Fatalf("charge %s, want authorized", got.Status)
 			}
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, nil, ""); err != nil {
+			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			return ch.ID, func() bool { return in.charge(t, ch.ID).Status == payment.ChargeSuccessful }
@@ -318,7 +318,7 @@ func TestWorkRetriesPerKind(t *testing.T) {
 		{payment.WorkCancel, "void", func(t *testing.T, in *instance, q *queue) (uuid.UUID, func() bool) {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			cn, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, nil)
+			cn, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,7 +395,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkCapture, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, nil, ""); err != nil {
+			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
@@ -414,7 +414,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkCancel, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			cn, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, nil)
+			cn, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -53,15 +54,38 @@ func (db *DB) Reserve(ctx context.Context, rec *payment.IdempotencyRecord) (exis
 	return nil, false, fmt.Errorf("postgres: idempotency key %q kept changing under its reservation", rec.Key)
 }
 
-// Replace overwrites the row while it still holds lock: a compare-and-swap
-// in one statement.
+// Replace overwrites the row, its effect cleared, while it still holds
+// lock: a compare-and-swap in one statement.
 func (db *DB) Replace(ctx context.Context, lock string, rec *payment.IdempotencyRecord) (bool, error) {
 	return affectedOne(db.pool.Exec(ctx, `UPDATE idempotency_keys
 		SET fingerprint = $1, lock_id = $2, state = $3, created_on = $4, locked_on = $5, expires_on = $6,
-			status = NULL, header = NULL, body = NULL
+			status = NULL, header = NULL, body = NULL,
+			effect_kind = NULL, effect_store_id = NULL, effect_charge_id = NULL, effect_id = NULL
 		WHERE scope = $7 AND idem_key = $8 AND lock_id = $9`,
 		rec.Fingerprint, rec.Lock, string(rec.State), rec.CreatedOn, rec.LockedOn, rec.ExpiresOn,
 		rec.Scope, rec.Key, lock))
+}
+
+const effectColumns = `effect_kind, effect_store_id, effect_charge_id, effect_id`
+
+// TakeOver moves the lock of the in-flight row still holding lock and
+// returns its effect, in one statement. A domain transaction recording an
+// effect under the old lock holds the row until it ends: the UPDATE waits
+// for it, then (READ COMMITTED) checks the row as it committed, effect
+// included, and RETURNING gives that row. One that has not written yet
+// finds the lock moved and records nothing.
+func (db *DB) TakeOver(ctx context.Context, lock string, rec *payment.IdempotencyRecord) (*payment.IdempotentEffect, bool, error) {
+	effect, err := scanEffect(db.pool.QueryRow(ctx, `UPDATE idempotency_keys SET lock_id = $1, locked_on = $2, expires_on = $3
+		WHERE scope = $4 AND idem_key = $5 AND lock_id = $6 AND state = $7
+		RETURNING `+effectColumns,
+		rec.Lock, rec.LockedOn, rec.ExpiresOn, rec.Scope, rec.Key, lock, string(payment.IdempotencyInFlight)))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return effect, true, nil
 }
 
 // Complete stores the answer of the in-flight reservation holding lock.
@@ -86,11 +110,57 @@ func (db *DB) Complete(ctx context.Context, scope, key, lock string, resp *payme
 		scope, key, lock, string(payment.IdempotencyInFlight)))
 }
 
-// Release deletes the row while it still holds lock.
-func (db *DB) Release(ctx context.Context, scope, key, lock string) error {
-	_, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND lock_id = $3`,
-		scope, key, lock)
-	return err
+// Release deletes the row while it still holds lock, unless it has an
+// effect, which it then returns. Only the holder of lock writes the effect
+// (and it is done with the request by now) or moves the lock away, so the
+// row read after a DELETE that left it is the one the DELETE saw, or gone.
+func (db *DB) Release(ctx context.Context, scope, key, lock string) (*payment.IdempotentEffect, error) {
+	tag, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys
+		WHERE scope = $1 AND idem_key = $2 AND lock_id = $3 AND effect_kind IS NULL`, scope, key, lock)
+	if err != nil || tag.RowsAffected() == 1 {
+		return nil, err
+	}
+	effect, err := scanEffect(db.pool.QueryRow(ctx, `SELECT `+effectColumns+` FROM idempotency_keys
+		WHERE scope = $1 AND idem_key = $2 AND lock_id = $3`, scope, key, lock))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil // no longer ours
+	}
+	return effect, err
+}
+
+// RecordIdempotentEffect notes eff on the row while ref's reservation
+// holds it in flight: the domain transaction's one write of the keys. A
+// takeover that committed after this transaction's snapshot makes the
+// UPDATE fail with a serialization failure, and Update runs the
+// transaction again on a snapshot where the lock has moved.
+func (t *tx) RecordIdempotentEffect(ctx context.Context, ref payment.IdempotencyRef, eff payment.IdempotentEffect) (bool, error) {
+	return affectedOne(t.tx.ExecContext(ctx, `UPDATE idempotency_keys
+		SET effect_kind = ?, effect_store_id = ?, effect_charge_id = ?, effect_id = ?
+		WHERE scope = ? AND idem_key = ? AND lock_id = ? AND state = ?`,
+		string(eff.Kind), nullID(eff.StoreID), nullID(eff.ChargeID), nullID(eff.ID),
+		ref.Scope, ref.Key, ref.Lock, string(payment.IdempotencyInFlight)))
+}
+
+// scanEffect reads the effect columns: nil when none was recorded.
+func scanEffect(row scanner) (*payment.IdempotentEffect, error) {
+	var kind *string
+	var storeID, chargeID, id *uuid.UUID
+	if err := row.Scan(&kind, &storeID, &chargeID, &id); err != nil {
+		return nil, err
+	}
+	if kind == nil {
+		return nil, nil
+	}
+	eff := &payment.IdempotentEffect{Kind: payment.EffectKind(*kind)}
+	for _, c := range []struct {
+		dst *uuid.UUID
+		src *uuid.UUID
+	}{{&eff.StoreID, storeID}, {&eff.ChargeID, chargeID}, {&eff.ID, id}} {
+		if c.src != nil {
+			*c.dst = *c.src
+		}
+	}
+	return eff, nil
 }
 
 // DeleteExpired deletes expired rows in batches of sweepBatch, each its own

@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 
 func TestIdempotencyStore(t *testing.T) {
 	t.Parallel()
-	storagetest.RunIdempotency(t, func(t *testing.T) payment.IdempotencyStore { return postgrestest.Open(t) })
+	storagetest.RunIdempotency(t, func(t *testing.T) storagetest.IdempotencyEngine { return postgrestest.Open(t) })
 }
 
 // TestMigrateConcurrently: processes starting at once on one empty schema

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,15 +63,42 @@ func (db *DB) writeOne(ctx context.Context, query string, args ...any) (one bool
 	return one, err
 }
 
-// Replace overwrites the row while it still holds lock: a compare-and-swap
-// in one statement.
+// Replace overwrites the row, its effect cleared, while it still holds
+// lock: a compare-and-swap in one statement.
 func (db *DB) Replace(ctx context.Context, lock string, rec *payment.IdempotencyRecord) (bool, error) {
 	return db.writeOne(ctx, `UPDATE idempotency_keys
 		SET fingerprint = ?, lock_id = ?, state = ?, created_on = ?, locked_on = ?, expires_on = ?,
-			status = NULL, header = NULL, body = NULL
+			status = NULL, header = NULL, body = NULL,
+			effect_kind = NULL, effect_store_id = NULL, effect_charge_id = NULL, effect_id = NULL
 		WHERE scope = ? AND idem_key = ? AND lock_id = ?`,
 		rec.Fingerprint, rec.Lock, string(rec.State), micros(rec.CreatedOn), micros(rec.LockedOn), micros(rec.ExpiresOn),
 		rec.Scope, rec.Key, lock)
+}
+
+const effectColumns = `effect_kind, effect_store_id, effect_charge_id, effect_id`
+
+// TakeOver moves the lock of the in-flight row still holding lock, then
+// reads its effect, in one write: every write is serialised with the
+// domain's transactions (group.go), so the effect read is the last one any
+// holder of the old lock recorded.
+func (db *DB) TakeOver(ctx context.Context, lock string, rec *payment.IdempotencyRecord) (effect *payment.IdempotentEffect, taken bool, err error) {
+	err = db.writer.update(ctx, func(q querier) error {
+		effect, taken = nil, false
+		one, err := affectedOne(q.ExecContext(ctx, `UPDATE idempotency_keys SET lock_id = ?, locked_on = ?, expires_on = ?
+			WHERE scope = ? AND idem_key = ? AND lock_id = ? AND state = ?`,
+			rec.Lock, micros(rec.LockedOn), micros(rec.ExpiresOn), rec.Scope, rec.Key, lock, string(payment.IdempotencyInFlight)))
+		if err != nil || !one {
+			return err
+		}
+		taken = true
+		effect, err = scanEffect(q.QueryRowContext(ctx, `SELECT `+effectColumns+` FROM idempotency_keys
+			WHERE scope = ? AND idem_key = ? AND lock_id = ?`, rec.Scope, rec.Key, rec.Lock))
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return effect, taken, nil
 }
 
 // Complete stores the answer of the in-flight reservation holding lock.
@@ -94,11 +122,58 @@ func (db *DB) Complete(ctx context.Context, scope, key, lock string, resp *payme
 		scope, key, lock, string(payment.IdempotencyInFlight))
 }
 
-// Release deletes the row while it still holds lock.
-func (db *DB) Release(ctx context.Context, scope, key, lock string) error {
-	_, err := db.writeOne(ctx,
-		`DELETE FROM idempotency_keys WHERE scope = ? AND idem_key = ? AND lock_id = ?`, scope, key, lock)
-	return err
+// Release deletes the row while it still holds lock, unless it has an
+// effect, which it then returns.
+func (db *DB) Release(ctx context.Context, scope, key, lock string) (effect *payment.IdempotentEffect, err error) {
+	err = db.writer.update(ctx, func(q querier) error {
+		effect = nil
+		if _, err := q.ExecContext(ctx, `DELETE FROM idempotency_keys
+			WHERE scope = ? AND idem_key = ? AND lock_id = ? AND effect_kind IS NULL`, scope, key, lock); err != nil {
+			return err
+		}
+		effect, err = scanEffect(q.QueryRowContext(ctx, `SELECT `+effectColumns+` FROM idempotency_keys
+			WHERE scope = ? AND idem_key = ? AND lock_id = ?`, scope, key, lock))
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil // deleted, or no longer ours
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return effect, nil
+}
+
+// RecordIdempotentEffect notes eff on the row while ref's reservation
+// holds it in flight: the domain transaction's one write of the keys.
+func (t *tx) RecordIdempotentEffect(ctx context.Context, ref payment.IdempotencyRef, eff payment.IdempotentEffect) (bool, error) {
+	return affectedOne(t.tx.ExecContext(ctx, `UPDATE idempotency_keys
+		SET effect_kind = ?, effect_store_id = ?, effect_charge_id = ?, effect_id = ?
+		WHERE scope = ? AND idem_key = ? AND lock_id = ? AND state = ?`,
+		string(eff.Kind), idString(eff.StoreID), idString(eff.ChargeID), idString(eff.ID),
+		ref.Scope, ref.Key, ref.Lock, string(payment.IdempotencyInFlight)))
+}
+
+// scanEffect reads the effect columns: nil when none was recorded.
+func scanEffect(row scanner) (*payment.IdempotentEffect, error) {
+	var kind, storeID, chargeID, id sql.NullString
+	if err := row.Scan(&kind, &storeID, &chargeID, &id); err != nil {
+		return nil, err
+	}
+	if !kind.Valid {
+		return nil, nil
+	}
+	ids := idColumns{table: "idempotency_keys"}
+	eff := &payment.IdempotentEffect{
+		Kind:     payment.EffectKind(kind.String),
+		StoreID:  ids.parse("effect_store_id", storeID.String),
+		ChargeID: ids.parse("effect_charge_id", chargeID.String),
+		ID:       ids.parse("effect_id", id.String),
+	}
+	if ids.err != nil {
+		return nil, ids.err
+	}
+	return eff, nil
 }
 
 // DeleteExpired deletes expired rows in batches of sweepBatch, each its own

@@ -24,7 +24,7 @@ func openIdempotency(t *testing.T) (payment.IdempotencyStore, *kessaitest.Clock)
 
 // The store's own rules are the storage suite's (storagetest.RunIdempotency).
 func TestIdempotencyStore(t *testing.T) {
-	storagetest.RunIdempotency(t, func(t *testing.T) payment.IdempotencyStore {
+	storagetest.RunIdempotency(t, func(t *testing.T) storagetest.IdempotencyEngine {
 		return open(t, filepath.Join(t.TempDir(), sqlite.FileName))
 	})
 }
@@ -71,8 +71,8 @@ func TestIdempotencyRules(t *testing.T) {
 	if err := first.Complete(ctx, &payment.IdempotentResponse{Status: 201}); !errors.Is(err, payment.ErrIdempotencyLockLost) {
 		t.Fatalf("Complete by the abandoned holder = %v; want ErrIdempotencyLockLost", err)
 	}
-	if err := first.Release(ctx); err != nil {
-		t.Fatal(err)
+	if made, err := first.Release(ctx); err != nil || made != nil {
+		t.Fatalf("Release by the abandoned holder = %+v, %v", made, err)
 	}
 	wantConflict(t, idem, req) // the abandoned holder's Release freed nothing
 
@@ -112,8 +112,8 @@ func TestIdempotencyReleaseFreesKey(t *testing.T) {
 	idem := payment.NewIdempotency(st, clock, payment.IdempotencyConfig{})
 	req := idemRequest("k", "")
 	res := mustBegin(t, idem, req)
-	if err := res.Release(t.Context()); err != nil {
-		t.Fatal(err)
+	if made, err := res.Release(t.Context()); err != nil || made != nil {
+		t.Fatalf("Release = %+v, %v", made, err)
 	}
 	mustBegin(t, idem, req)
 }
@@ -170,4 +170,66 @@ func TestIdempotencySweep(t *testing.T) {
 	if err != nil || replay != nil {
 		t.Fatalf("Begin after Sweep = %v, %v; want a fresh reservation", replay, err)
 	}
+}
+
+// An abandoned reservation's takeover carries what the abandoned run made
+// (Effect), and only what it committed under its lock; the retry is not
+// to run again. A key that expired is free again, its effect forgotten.
+func TestIdempotencyTakeOverFindsEffect(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	clock := kessaitest.NewClock(idemEpoch)
+	idem := payment.NewIdempotency(db, clock, payment.IdempotencyConfig{LockTimeout: time.Minute})
+	ctx := t.Context()
+	made := payment.IdempotentEffect{Kind: payment.EffectCharge, StoreID: payment.NewID(), ID: payment.NewID()}
+	record := func(t *testing.T, res *payment.IdempotencyReservation) bool {
+		t.Helper()
+		var held bool
+		if err := db.Update(ctx, func(tx payment.Tx) error {
+			var err error
+			held, err = tx.RecordIdempotentEffect(ctx, *res.Ref(), made)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return held
+	}
+
+	t.Run("made", func(t *testing.T) {
+		req := idemRequest("made", `{"amount":1000}`)
+		crashed := mustBegin(t, idem, req)
+		if crashed.Effect() != nil || !record(t, crashed) {
+			t.Fatalf("a fresh reservation: effect %+v, or its effect did not hold", crashed.Effect())
+		}
+		clock.Advance(time.Minute)
+		retry := mustBegin(t, idem, req)
+		if got := retry.Effect(); got == nil || *got != made {
+			t.Fatalf("the takeover's effect = %+v, want %+v", got, made)
+		}
+		if record(t, crashed) {
+			t.Fatal("the abandoned reservation recorded an effect after the takeover")
+		}
+		// Released, a key with an effect stays taken and says what it made.
+		if got, err := retry.Release(ctx); err != nil || got == nil || *got != made {
+			t.Fatalf("Release = %+v, %v; want %+v", got, err, made)
+		}
+		wantConflict(t, idem, req)
+	})
+	t.Run("nothing made", func(t *testing.T) {
+		req := idemRequest("nothing", `{"amount":1000}`)
+		mustBegin(t, idem, req)
+		clock.Advance(time.Minute)
+		if got := mustBegin(t, idem, req).Effect(); got != nil {
+			t.Fatalf("the takeover's effect = %+v, want none", got)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		req := idemRequest("expired", `{"amount":1000}`)
+		if !record(t, mustBegin(t, idem, req)) {
+			t.Fatal("the effect did not hold")
+		}
+		clock.Advance(payment.DefaultIdempotencyTTL)
+		if got := mustBegin(t, idem, req).Effect(); got != nil {
+			t.Fatalf("an expired key's effect = %+v, want none", got)
+		}
+	})
 }

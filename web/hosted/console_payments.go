@@ -563,7 +563,7 @@ func (c *console) capture(cr *consoleRequest) error {
 	if ok, err := c.confirmCharge(cr, a, cv); !ok || err != nil {
 		return err
 	}
-	err = c.svc.CaptureCharge(cr.r.Context(), a.caller, a.storeID, a.chargeID, amount, currency)
+	err = c.svc.CaptureCharge(cr.r.Context(), a.caller, a.storeID, a.chargeID, payment.ChargeCapture{Amount: amount, Currency: currency})
 	return c.actionDone(cr, a, err, "n_capture_requested")
 }
 
@@ -575,6 +575,6 @@ func (c *console) cancel(cr *consoleRequest) error {
 	if ok, err := c.confirmCharge(cr, a, chargeConfirmView{Action: "cancel"}); !ok || err != nil {
 		return err
 	}
-	_, err = c.svc.CreateCancel(cr.r.Context(), a.caller, a.storeID, a.chargeID, nil)
+	_, err = c.svc.CreateCancel(cr.r.Context(), a.caller, a.storeID, a.chargeID, payment.NewCancel{})
 	return c.actionDone(cr, a, err, "n_cancel_created")
 }
