@@ -59,6 +59,9 @@ type config struct {
 	// WebhookAllowPrivate lets live-mode webhooks reach loopback, private
 	// and link-local receivers too (test mode always may).
 	WebhookAllowPrivate bool
+	// IdempotencyLockTimeout is how long an idempotency key stays in
+	// flight before a retry takes it over as abandoned (0: the default).
+	IdempotencyLockTimeout time.Duration
 
 	// Limits: the numbers of the README's rate and resource limits, each
 	// configurable.
@@ -88,6 +91,14 @@ type config struct {
 	// loopback and TrustedProxies. A secret: never printed.
 	MetricsAddr, MetricsToken string
 }
+
+// defaultIdempotencyLockTimeout is KESSAI_IDEMPOTENCY_LOCK_TIMEOUT's
+// default: longer than any request may run (the write timeout, 60 s), so
+// that a reservation is only taken over once its request is surely gone. A
+// shorter one is no danger to money (a request taken over while it still
+// runs cannot commit what it makes: payment.Idempotency), but such a
+// request then answers 409 IDEMPOTENCY_KEY_CONFLICT.
+const defaultIdempotencyLockTimeout = 90 * time.Second
 
 // minMetricsToken is the shortest KESSAI_METRICS_TOKEN accepted: a token
 // someone could guess would open the metrics to the world.
@@ -126,6 +137,8 @@ func loadConfig(args []string) (config, error) {
 	num.durationVar(&c.PollRecheck, "poll-recheck", "KESSAI_POLL_RECHECK", time.Second, "how often a held poll re-reads storage for changes news did not bring, 0 for 1s")
 	num.durationVar(&c.SandboxLatency, "sandbox-latency", "KESSAI_SANDBOX_LATENCY", 0, "simulated latency of each sandbox acquirer call")
 	num.durationVar(&c.WalletExpiry, "wallet-expiry", "KESSAI_WALLET_EXPIRY", 5*time.Minute, "how long a wallet payment waits for the shopper before it fails with 327")
+	num.durationVar(&c.IdempotencyLockTimeout, "idempotency-lock-timeout", "KESSAI_IDEMPOTENCY_LOCK_TIMEOUT", defaultIdempotencyLockTimeout,
+		"how long an Idempotency-Key stays in flight before a retry takes it over as abandoned, 0 for the default")
 	allowPrivate, allowPrivateErr := envBool("KESSAI_WEBHOOK_ALLOW_PRIVATE")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate,
 		"send live-mode webhooks to loopback, private and link-local addresses too (KESSAI_WEBHOOK_ALLOW_PRIVATE)")

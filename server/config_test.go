@@ -16,6 +16,7 @@ var numericVars = []struct {
 	{"KESSAI_POLL_RECHECK", true},
 	{"KESSAI_SANDBOX_LATENCY", true},
 	{"KESSAI_DUPLICATE_WINDOW", true},
+	{"KESSAI_IDEMPOTENCY_LOCK_TIMEOUT", true},
 	{"KESSAI_RATE_CHARGE_BURST", false},
 	{"KESSAI_RATE_CHARGE_REFILL_PER_MINUTE", false},
 	{"KESSAI_RATE_CHARGE_PER_MINUTE", false},
@@ -124,12 +125,13 @@ func TestConfigNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.PollWait != 3*time.Second || c.Resources.DuplicateWindow != 30*time.Second || c.Rates.Charge.Burst != 100 ||
-		c.PageRatePerMinute != 600 || c.SandboxLatency != 0 {
+		c.PageRatePerMinute != 600 || c.SandboxLatency != 0 || c.IdempotencyLockTimeout != 90*time.Second {
 		t.Errorf("defaults: %+v", c)
 	}
 	for name, value := range map[string]string{
 		"KESSAI_POLL_WAIT": "1500ms", "KESSAI_SANDBOX_LATENCY": "0", "KESSAI_DUPLICATE_WINDOW": "0s",
 		"KESSAI_RATE_CHARGE_BURST": "7", "KESSAI_LIMIT_APP_TOKENS": " 3 ", "KESSAI_PAGE_RATE_PER_MINUTE": "1",
+		"KESSAI_IDEMPOTENCY_LOCK_TIMEOUT": "5s",
 	} {
 		t.Setenv(name, value)
 	}
@@ -137,7 +139,7 @@ func TestConfigNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.PollWait != 1500*time.Millisecond || c.SandboxLatency != 0 || c.Resources.DuplicateWindow != 0 ||
-		c.Rates.Charge.Burst != 7 || c.Resources.AppTokens != 3 || c.PageRatePerMinute != 1 {
+		c.Rates.Charge.Burst != 7 || c.Resources.AppTokens != 3 || c.PageRatePerMinute != 1 || c.IdempotencyLockTimeout != 5*time.Second {
 		t.Errorf("set values: %+v", c)
 	}
 }

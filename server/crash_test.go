@@ -686,3 +686,155 @@ func (c *crashClient) ledger() map[string]ledgerLine {
 	})
 	return lines
 }
+
+// TestCrashBetweenChargeAndAnswer is issue 25's first defect as it
+// happened: the gateway dies after a charge's transaction committed and
+// before its Idempotency-Key's answer was stored. A build with the
+// kessai_crashpoints tag stops every request with a key right there
+// (crashpoints.go) and says so; the test then SIGKILLs it, restarts the
+// ordinary way on the same data, waits out the lock timeout and sends the
+// same requests with the same keys: each is answered with the charge the
+// first one made (retrieved_idempotent_response), which the token has
+// alone, and that answer is then the key's. A recurring token outside the
+// duplicate window used to be charged twice, a one-time token to answer
+// TRANSACTION_ALREADY_PROCESSED.
+//
+// It builds the real binary, so it is skipped under -short.
+func TestCrashBetweenChargeAndAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gateway binary")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool on PATH to build the gateway")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "kessai-crashpoints")
+	build := exec.Command(goTool, "build", "-tags", "kessai_crashpoints", "-o", bin, "./")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	const lockTimeout = 3 * time.Second
+	dataDir := filepath.Join(tmp, "data")
+	port := freeTCPPort(t)
+	// A retry past the lock timeout is past the duplicate window too, as
+	// in the issue: a second run would be a second successful charge.
+	settings := []string{"KESSAI_IDEMPOTENCY_LOCK_TIMEOUT=" + lockTimeout.String(), "KESSAI_DUPLICATE_WINDOW=1s"}
+	gw := startCrashGateway(t, bin, dataDir, port, "stopping", append(settings, crashpointEnv+"="+crashpointBeforeAnswerStored)...)
+	creds := gw.credentials(t)
+	c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT, store: creds.StoreID}
+
+	type keyed struct {
+		kind, token, key string
+	}
+	requests := []keyed{
+		{kind: "recurring", key: "5f1a2b3c4d5e6.00000001"},
+		{kind: "one_time", key: "5f1a2b3c4d5e6.00000002"},
+	}
+	for i := range requests {
+		requests[i].token = c.tokenOf(requests[i].kind, "4000020000000000")
+	}
+	charge := func(r keyed) (int, string, string, error) {
+		return c.keyedCharge(r.key, r.token, 1000)
+	}
+	lost := make(chan error, len(requests))
+	for _, r := range requests {
+		go func() {
+			_, _, _, err := charge(r)
+			lost <- err
+		}()
+	}
+	kessaitest.WaitFor(t, 20*time.Second, "both charges to stop before their answers are stored", func() bool {
+		b, _ := os.ReadFile(gw.stderr)
+		return strings.Count(string(b), crashpointMarker+crashpointBeforeAnswerStored) == len(requests)
+	})
+	killed := time.Now()
+	gw.kill(t)
+	for range requests {
+		if err := <-lost; err == nil {
+			t.Fatal("a charge was answered although the gateway stopped before answering")
+		}
+	}
+
+	gw = startCrashGateway(t, bin, dataDir, port, "restarted", settings...)
+	time.Sleep(time.Until(killed.Add(lockTimeout)))
+	for _, r := range requests {
+		t.Run(r.kind, func(t *testing.T) {
+			c := *c
+			c.t = t
+			var listed []string
+			c.listAll("/stores/"+c.store+"/charges?transaction_token_id="+r.token, func(raw json.RawMessage) {
+				var ch struct {
+					ID string `json:"id"`
+				}
+				mustUnmarshal(t, raw, &ch)
+				listed = append(listed, ch.ID)
+			})
+			if len(listed) != 1 {
+				t.Fatalf("the %s token has charges %v before the retry, want the one made", r.kind, listed)
+			}
+			for range 2 {
+				status, idem, id, err := c.keyedCharge(r.key, r.token, 1000)
+				if err != nil || status != http.StatusCreated || idem != "retrieved_idempotent_response" || id != listed[0] {
+					t.Fatalf("retry: %d %q charge %q (%v); want 201 retrieved_idempotent_response with charge %s",
+						status, idem, id, err, listed[0])
+				}
+			}
+			n := 0
+			c.listAll("/stores/"+c.store+"/charges?transaction_token_id="+r.token, func(json.RawMessage) { n++ })
+			if n != 1 {
+				t.Fatalf("the %s token has %d charges after the retries, want 1", r.kind, n)
+			}
+		})
+	}
+	gw.terminate(t)
+}
+
+// tokenOf makes a card token of a kind (one_time, recurring).
+func (c *crashClient) tokenOf(kind, card string) string {
+	c.t.Helper()
+	var tok struct {
+		ID string `json:"id"`
+	}
+	c.must(http.MethodPost, "/tokens", map[string]any{
+		"payment_type": "card", "type": kind, "email": "crash@example.com",
+		"data": map[string]any{
+			"cardholder": "TARO YAMADA", "card_number": card,
+			"exp_month": 12, "exp_year": time.Now().Year() + 3, "cvv": "123",
+		},
+	}, &tok, http.StatusCreated)
+	return tok.ID
+}
+
+// keyedCharge charges a token with an Idempotency-Key; err is a transport
+// error (no answer).
+func (c *crashClient) keyedCharge(key, token string, amount int) (status int, idemStatus, id string, err error) {
+	b, err := json.Marshal(map[string]any{"transaction_token_id": token, "amount": amount, "currency": "JPY"})
+	if err != nil {
+		return 0, "", "", err
+	}
+	req, err := http.NewRequest(http.MethodPost, c.base+"/charges", bytes.NewReader(b))
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Authorization", c.auth)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	res, err := crashHTTP.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer res.Body.Close()
+	var ch struct {
+		ID string `json:"id"`
+	}
+	raw, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode == http.StatusCreated {
+		err = json.Unmarshal(raw, &ch)
+	}
+	if res.StatusCode != http.StatusCreated {
+		c.t.Logf("POST /charges (key %s) → %d %s", key, res.StatusCode, raw)
+	}
+	return res.StatusCode, res.Header.Get("Idempotency-Status"), ch.ID, err
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -246,10 +247,8 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	g.throttle.set(lims.signIn)
 	idempotency := payment.NewIdempotency(g.db, g.clock(), payment.IdempotencyConfig{
 		FingerprintKey: deriveKey(g.master, "idempotency-fingerprint"),
-		// Longer than any request may run (the write timeout), so that a
-		// reservation is only taken over once its request is surely gone.
-		LockTimeout: 90 * time.Second,
-		Meter:       g.metrics,
+		LockTimeout:    cmp.Or(cfg.IdempotencyLockTimeout, defaultIdempotencyLockTimeout),
+		Meter:          g.metrics,
 	})
 	r.background.run(func(ctx context.Context) {
 		sweepEvery(ctx, time.Hour, log, "idempotency keys", idempotency.Sweep)
@@ -263,6 +262,8 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		PageLimits:  api.PageLimits{Limiter: lims.pages, PerMinute: cfg.PageRatePerMinute},
 		Readiness:   lims.readiness,
 		Meter:       g.metrics, PageRoutes: hosted.Paths,
+		// nil but in a build for the crash test (crashpoints.go).
+		BeforeIdempotentAnswerStored: crashpoint(log),
 	})
 	// The widget's WebAssembly is compressed while the gateway already
 	// serves it (uncompressed until then).
