@@ -45,45 +45,12 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 	}
 	var cn *Cancel
 	err := s.storage.Update(ctx, func(tx Tx) error {
-		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
-		if err != nil {
+		var err error
+		if cn, err = s.placeCancel(ctx, tx, c, storeID, chargeID, metadata); err != nil {
 			return err
 		}
-		now := s.clock.Now()
-		if ch.Status == ChargeAwaiting && ch.ThreeDS.Status != ThreeDSSuccessful {
-			cn = &Cancel{
-				ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
-				Status: OperationSuccessful, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
-			}
-			if err := tx.CreateCancel(ctx, cn); err != nil {
-				return err
-			}
-			if err := withdrawAwaiting(ctx, tx, ch, now); err != nil {
-				return err
-			}
-			return recordEffect(ctx, tx, p.Idempotency, cancelEffect(cn))
-		}
-		if ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
-			return Errorf(CodeCancelNotAllowed, "only an uncaptured authorisation can be canceled")
-		}
-		open, err := tx.PendingCancelFor(ctx, ch.ID)
-		if err != nil {
-			return err
-		}
-		if open {
-			return Errorf(CodeCancelNotAllowed, "a cancel of this charge is already under way")
-		}
-		cn = &Cancel{
-			ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
-			Status: OperationPending, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
-		}
-		if err := tx.CreateCancel(ctx, cn); err != nil {
-			return err
-		}
-		if err := tx.EnqueueWork(ctx, WorkCancel, cn.ID, now); err != nil {
-			return err
-		}
-		return recordEffect(ctx, tx, p.Idempotency, cancelEffect(cn))
+		return recordEffect(ctx, tx, p.Idempotency,
+			IdempotentEffect{Kind: EffectCancel, StoreID: cn.StoreID, ChargeID: cn.ChargeID, ID: cn.ID})
 	})
 	if err != nil {
 		return nil, err
@@ -93,8 +60,43 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 	return cn, nil
 }
 
-func cancelEffect(cn *Cancel) IdempotentEffect {
-	return IdempotentEffect{Kind: EffectCancel, StoreID: cn.StoreID, ChargeID: cn.ChargeID, ID: cn.ID}
+// placeCancel records a cancel of a charge, in the caller's transaction:
+// done at once for a charge awaiting its shopper, pending with the work
+// that voids it for an authorisation.
+func (s *Service) placeCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID uuid.UUID, metadata Metadata) (*Cancel, error) {
+	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	if ch.Status == ChargeAwaiting && ch.ThreeDS.Status != ThreeDSSuccessful {
+		cn := &Cancel{
+			ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
+			Status: OperationSuccessful, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
+		}
+		if err := tx.CreateCancel(ctx, cn); err != nil {
+			return nil, err
+		}
+		return cn, withdrawAwaiting(ctx, tx, ch, now)
+	}
+	if ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
+		return nil, Errorf(CodeCancelNotAllowed, "only an uncaptured authorisation can be canceled")
+	}
+	open, err := tx.PendingCancelFor(ctx, ch.ID)
+	if err != nil {
+		return nil, err
+	}
+	if open {
+		return nil, Errorf(CodeCancelNotAllowed, "a cancel of this charge is already under way")
+	}
+	cn := &Cancel{
+		ID: NewID(), StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID, Mode: ch.Mode,
+		Status: OperationPending, Metadata: metadata, CreatedOn: now, UpdatedOn: now,
+	}
+	if err := tx.CreateCancel(ctx, cn); err != nil {
+		return nil, err
+	}
+	return cn, tx.EnqueueWork(ctx, WorkCancel, cn.ID, now)
 }
 
 func (s *Service) visibleCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID, id uuid.UUID) (*Cancel, error) {
