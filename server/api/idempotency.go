@@ -212,7 +212,11 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, next http.H
 
 	ctx, cancel := settleCtx()
 	defer cancel()
-	if !storable(rec.statusCode()) {
+	keep := storable(rec.statusCode())
+	if res.Effect() != nil {
+		keep = effectShown(rec)
+	}
+	if !keep {
 		made, err := res.Release(ctx)
 		if err != nil {
 			s.logIdempotency(r, "release", err)
@@ -226,7 +230,7 @@ func (s *Server) runReserved(w http.ResponseWriter, r *http.Request, next http.H
 		// would be told.
 		rec = &responseRecorder{ResponseWriter: w, header: http.Header{}}
 		s.effectAnswer(made).ServeHTTP(rec, r)
-		if !storable(rec.statusCode()) {
+		if !effectShown(rec) {
 			s.sendRecorded(w, r, rec, idempotencyNotStored)
 			return
 		}
@@ -264,6 +268,16 @@ func (s *Server) sendRecorded(w http.ResponseWriter, r *http.Request, rec *respo
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(rec.body.Bytes())
 	}
+}
+
+// effectShown reports whether an answer with what a request made showed
+// the object: only then is it the key's answer. An error reading it (the
+// object gone, or no longer the caller's to see: a browser's subscription
+// after its few minutes) is not what the request answered; the key stays
+// taken with its effect, and each retry past the lock timeout is answered
+// afresh.
+func effectShown(rec *responseRecorder) bool {
+	return rec.statusCode() < http.StatusMultipleChoices
 }
 
 // effectAnswers answer with what a request made under its key, as its own

@@ -18,10 +18,12 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlite"
 )
 
 // idemFixture is a gateway on a fresh database with the demo account.
 type idemFixture struct {
+	db    *sqlite.DB
 	srv   *Server
 	svc   *payment.Service
 	idem  *payment.Idempotency
@@ -41,7 +43,7 @@ func newIdemFixture(t *testing.T, opts fixtureOptions) *idemFixture {
 	st := servicetest.New(t, servicetest.Options{Clock: clock})
 	db, svc := st.DB, st.Service
 	demo := st.SeedDemo(t)
-	f := &idemFixture{svc: svc, clock: clock, demo: demo.DemoAccount, auth: demo.Auth}
+	f := &idemFixture{db: db, svc: svc, clock: clock, demo: demo.DemoAccount, auth: demo.Auth}
 	if !opts.disabled {
 		f.idem = payment.NewIdempotency(db, clock, payment.IdempotencyConfig{
 			LockTimeout: time.Minute, FingerprintKey: []byte("fp-key"),
@@ -569,5 +571,57 @@ func TestIdempotencyAnswerFailsAfterCommit(t *testing.T) {
 	wantAnswer(t, retry, http.StatusCreated, "retrieved_idempotent_response")
 	if !bytes.Equal(retry.Body.Bytes(), first.Body.Bytes()) || runs.Load() != 1 {
 		t.Fatalf("retry %s after %d runs, want the first answer after 1", retry.Body, runs.Load())
+	}
+}
+
+// TestIdempotencyEffectNotShownIsNotStored: a takeover finds that the
+// abandoned run made a charge it cannot show (here one that is not there;
+// in life, one the caller may no longer see). The read's error is the
+// answer, but not the key's: each retry past the lock timeout is answered
+// afresh, and none runs the request, which would charge the token.
+func TestIdempotencyEffectNotShownIsNotStored(t *testing.T) {
+	t.Parallel()
+	f := newIdemFixture(t, fixtureOptions{})
+	ctx := t.Context()
+	caller, err := f.svc.Authenticate(ctx, f.auth, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f.svc.CreateToken(ctx, caller, payment.NewToken{
+		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
+		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "5f1a2b3c4d5e6.12345678"
+	body := fmt.Sprintf(`{"transaction_token_id":%q,"amount":1000,"currency":"JPY"}`, tok.ID)
+	crashed, _, err := f.idem.Begin(ctx, payment.IdempotentRequest{
+		Scope: payment.IdempotencyScope(caller), Key: key, Method: http.MethodPost,
+		Target: "/charges", WithSecret: true, Body: []byte(body),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.db.Update(ctx, func(tx payment.Tx) error {
+		held, err := tx.RecordIdempotentEffect(ctx, *crashed.Ref(),
+			payment.IdempotentEffect{Kind: payment.EffectCharge, StoreID: f.demo.StoreID, ID: payment.NewID()})
+		if err == nil && !held {
+			err = errors.New("the effect did not hold")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	for range 2 {
+		w := f.do(t, http.MethodPost, "/charges", key, f.auth, body)
+		wantAnswer(t, w, http.StatusNotFound, "not_stored")
+		f.clock.Advance(time.Minute)
+	}
+	page, err := f.svc.Charges(ctx, caller, f.demo.StoreID, payment.ChargeFilter{TokenID: tok.ID}, payment.ListParams{Limit: 10})
+	if err != nil || len(page.Items) != 0 {
+		t.Fatalf("charges of the token: %d, %v; want none", len(page.Items), err)
 	}
 }
