@@ -181,8 +181,10 @@ type IdempotencyConfig struct {
 	// TTL is how long a stored answer is replayed; default 24 h.
 	TTL time.Duration
 	// LockTimeout is how long a reservation may stay in flight before it
-	// is taken to be abandoned; default 60 s. It must exceed the longest
-	// request (the HTTP server's write timeout).
+	// is taken to be abandoned; default 60 s. It should exceed the longest
+	// request (the HTTP server's write timeout): a request taken over
+	// while it still runs makes nothing (RecordIdempotentEffect), but
+	// answers IDEMPOTENCY_KEY_CONFLICT.
 	LockTimeout time.Duration
 	// FingerprintKey keys the request fingerprints (HMAC-SHA-256), so that
 	// the hash of a body holding card data cannot be tested against
