@@ -671,7 +671,8 @@ func (g *gateway) consoleMailbox() hosted.Mailbox {
 // served without the token: this machine or a trusted proxy, as the
 // address the rate limits see (api.ClientIP). A request a trusted proxy
 // forwards for someone else is that someone's, so a proxy never opens the
-// metrics to the internet.
+// metrics to the internet; nor does one forwarded for a client it names in
+// no readable way (api.UnknownClient, which is no address).
 func metricsLocal(trusted []netip.Prefix) func(*http.Request) bool {
 	return func(r *http.Request) bool {
 		ip, err := netip.ParseAddr(api.ClientIP(r, trusted))

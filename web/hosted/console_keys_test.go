@@ -522,6 +522,26 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 	}
 }
 
+// TestConsoleKeysTestChargeUnknownClient: behind a trusted proxy whose
+// chain names no readable client, the console's test charge is still made,
+// its token with no IP address rather than the word the limits use.
+func TestConsoleKeysTestChargeUnknownClient(t *testing.T) {
+	k := newKeysFixture(t)
+	k.console.clientIP = func(*http.Request) string { return api.UnknownClient }
+	path := storePath(k.demo.StoreID, "/test_charge")
+	loc := keysRedirect(t, "test charge", k.post(t, path, url.Values{"amount": {"1500"}, "currency": {"JPY"}, "card": {"success"}}),
+		storePath(k.demo.StoreID, "/charges/"))
+	id := uuid.MustParse(strings.TrimPrefix(loc, storePath(k.demo.StoreID, "/charges/")))
+	ch := servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, id, "the test charge", servicetest.Settled)
+	tok, err := k.svc.Token(context.Background(), k.demo.Caller, k.demo.StoreID, ch.TokenID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.IPAddress != "" {
+		t.Errorf("the token's IP address %q, want none", tok.IPAddress)
+	}
+}
+
 // TestConsoleKeysTestChargeQuota: the daily test charge quota is the
 // service's and the page names it.
 func TestConsoleKeysTestChargeQuota(t *testing.T) {
