@@ -81,6 +81,10 @@ type config struct {
 	// MailFrom is the sender of every mail: an address net/mail parses,
 	// by default Kessai <no-reply@HOST> with the public URL's host.
 	MailFrom string
+	// DevMailbox serves the local mailbox (/console/mailbox) to a browser
+	// on this machine, when mail has no SMTP server: for local development
+	// only (make run turns it on), since it shows reset links.
+	DevMailbox bool
 	// MetricsAddr, when set, serves /metrics on a listener of its own as
 	// well, to anyone who reaches it unless MetricsToken is set.
 	// MetricsToken, when set, lets a request bearing it read /metrics from
@@ -132,6 +136,9 @@ func loadConfig(args []string) (config, error) {
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("KESSAI_PPROF_ADDR", ""), "loopback address serving net/http/pprof, empty for none (KESSAI_PPROF_ADDR)")
 	fs.StringVar(&c.SMTPURL, "smtp-url", env("KESSAI_SMTP_URL", ""), "smtp:// or smtps:// URL of the mail server; empty keeps mail in the local mailbox (KESSAI_SMTP_URL)")
 	fs.StringVar(&c.MailFrom, "mail-from", env("KESSAI_MAIL_FROM", ""), "sender of the gateway's mail, default Kessai <no-reply@HOST> with the public URL's host (KESSAI_MAIL_FROM)")
+	devMailbox, devMailboxErr := envBool("KESSAI_DEV_MAILBOX")
+	fs.BoolVar(&c.DevMailbox, "dev-mailbox", devMailbox,
+		"serve the local mailbox (reset links) to a browser on this machine, for local development (KESSAI_DEV_MAILBOX)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("KESSAI_METRICS_ADDR", ""), "address of a listener serving only /metrics, empty for none (KESSAI_METRICS_ADDR)")
 	c.MetricsToken = env("KESSAI_METRICS_TOKEN", "")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
@@ -162,6 +169,9 @@ func loadConfig(args []string) (config, error) {
 	}
 	if allowPrivateErr != nil {
 		return c, allowPrivateErr
+	}
+	if devMailboxErr != nil {
+		return c, devMailboxErr
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -652,16 +652,24 @@ func shorten(s string, n int) string {
 // KESSAI_SMTP_URL, or else the local mailbox (and the log).
 func (g *gateway) mailTransport() (mail.Transport, error) {
 	if g.cfg.SMTPURL != "" {
+		if g.cfg.DevMailbox {
+			g.log.Warn("KESSAI_DEV_MAILBOX is ignored: mail goes out through KESSAI_SMTP_URL")
+		}
 		return mail.NewSMTP(g.cfg.SMTPURL, g.cfg.MailFrom)
+	}
+	if g.cfg.DevMailbox {
+		g.log.Info("the local mailbox is on (KESSAI_DEV_MAILBOX): /console/mailbox shows reset links to a browser on this machine; for local development only")
 	}
 	g.mailbox = mail.NewMailbox(g.log, g.clock().Now)
 	return g.mailbox, nil
 }
 
-// consoleMailbox is the mailbox the console shows, nil with SMTP (a nil
-// *mail.Mailbox must not become a non-nil interface).
+// consoleMailbox is the mailbox the console shows: nil with SMTP, and
+// unless the operator turned it on for local development (it hands out
+// reset links to whoever the console takes for this machine's user). A
+// nil *mail.Mailbox must not become a non-nil interface.
 func (g *gateway) consoleMailbox() hosted.Mailbox {
-	if g.mailbox == nil {
+	if g.mailbox == nil || !g.cfg.DevMailbox {
 		return nil
 	}
 	return g.mailbox
