@@ -120,7 +120,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		LongPollRecheck: cfg.PollRecheck,
 		// An event's data is what a GET of its resource answers.
 		EncodeEvent:   api.EncodeEvent,
-		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
+		WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: cfg.WebhookTestPrivate}),
 		ChangeFeed:    feed,
 		Throttle:      g.throttle,
 		ResetMailer:   mail.Resets{Transport: transport, From: cfg.MailFrom},
@@ -306,6 +306,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 			return nil, err
 		}
 		r.servers = append(r.servers, newHTTPServer(cfg.DemoAddr, apiServer.Pages(demo), log))
+		if demoHost, _, _ := net.SplitHostPort(cfg.DemoAddr); !cfg.WebhookTestPrivate && !publicIP(demoHost) {
+			log.Warn("the demo storefront's webhook is on this machine, which test-mode webhooks may not reach here " +
+				"(the public URL is not loopback, or KESSAI_WEBHOOK_TEST_PRIVATE=false): its registration will be refused")
+		}
 	}
 	if cfg.MetricsAddr != "" {
 		// Its own listener is for a network only the operator's Prometheus
@@ -673,6 +677,12 @@ func (g *gateway) consoleMailbox() hosted.Mailbox {
 		return nil
 	}
 	return g.mailbox
+}
+
+// publicIP reports whether host is an IP address any webhook may reach.
+func publicIP(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && webhookhttp.Public(a)
 }
 
 // metricsLocal reports whether a request comes from where /metrics is
