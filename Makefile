@@ -35,9 +35,10 @@ wasm-floor:
 	GOOS=js GOARCH=wasm $(GO) build $(WASM_FLAGS) -o $(WASM_FLOOR) ./wasm/floor
 	@ls -l $(WASM_FLOOR)
 
-## run: start the gateway with the demo storefront on an embedded store
+## run: start the gateway with the demo storefront on an embedded store, and
+## the console's local mailbox on (KESSAI_DEV_MAILBOX) to follow reset links
 run: build
-	./$(BIN) serve
+	KESSAI_DEV_MAILBOX="$${KESSAI_DEV_MAILBOX:-true}" ./$(BIN) serve
 
 ## test: every test suite: Go (with the race detector), each fuzz target briefly, the SDK conformance suite (on one process, then on two sharing PostgreSQL and Redis) and the browser suite
 test: test-go fuzz-short conformance conformance-scaleout test-browser

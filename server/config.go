@@ -56,12 +56,17 @@ type config struct {
 	SandboxLatency time.Duration
 	// WalletExpiry is how long a wallet payment waits for its shopper.
 	WalletExpiry time.Duration
-	// WebhookAllowPrivate lets live-mode webhooks reach loopback, private
-	// and link-local receivers too (test mode always may).
-	WebhookAllowPrivate bool
 	// IdempotencyLockTimeout is how long an idempotency key stays in
 	// flight before a retry takes it over as abandoned (0: the default).
 	IdempotencyLockTimeout time.Duration
+	// WebhookTestPrivate lets test-mode webhooks reach loopback and
+	// private receivers (RFC 1918, fc00::/7, CGNAT) as well as public ones.
+	// KESSAI_WEBHOOK_TEST_PRIVATE sets it; unset, it is on when the public
+	// URL's host is a loopback address or localhost (make run, the tests:
+	// the demo storefront's receiver is on loopback) and off otherwise.
+	// Live-mode webhooks never reach them, and no webhook reaches
+	// link-local or metadata addresses.
+	WebhookTestPrivate bool
 
 	// Limits: the numbers of the README's rate and resource limits, each
 	// configurable.
@@ -84,6 +89,10 @@ type config struct {
 	// MailFrom is the sender of every mail: an address net/mail parses,
 	// by default Kessai <no-reply@HOST> with the public URL's host.
 	MailFrom string
+	// DevMailbox serves the local mailbox (/console/mailbox) to a browser
+	// on this machine, when mail has no SMTP server: for local development
+	// only (make run turns it on), since it shows reset links.
+	DevMailbox bool
 	// MetricsAddr, when set, serves /metrics on a listener of its own as
 	// well, to anyone who reaches it unless MetricsToken is set.
 	// MetricsToken, when set, lets a request bearing it read /metrics from
@@ -139,12 +148,22 @@ func loadConfig(args []string) (config, error) {
 	num.durationVar(&c.WalletExpiry, "wallet-expiry", "KESSAI_WALLET_EXPIRY", 5*time.Minute, "how long a wallet payment waits for the shopper before it fails with 327")
 	num.durationVar(&c.IdempotencyLockTimeout, "idempotency-lock-timeout", "KESSAI_IDEMPOTENCY_LOCK_TIMEOUT", defaultIdempotencyLockTimeout,
 		"how long an Idempotency-Key stays in flight before a retry takes it over as abandoned, 0 for the default")
+	testPrivate := fs.String("webhook-test-private", env("KESSAI_WEBHOOK_TEST_PRIVATE", ""),
+		"true lets test-mode webhooks reach loopback and private addresses, false refuses them; empty: true when the public URL is loopback (KESSAI_WEBHOOK_TEST_PRIVATE)")
+	// Live-mode webhooks reached private networks with it; they no longer
+	// may, and a deployment relying on it must hear so rather than see its
+	// deliveries fail.
 	allowPrivate, allowPrivateErr := envBool("KESSAI_WEBHOOK_ALLOW_PRIVATE")
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", allowPrivate,
-		"send live-mode webhooks to loopback, private and link-local addresses too (KESSAI_WEBHOOK_ALLOW_PRIVATE)")
+	if allowPrivate {
+		allowPrivateErr = errors.New("KESSAI_WEBHOOK_ALLOW_PRIVATE is no more: live-mode webhooks only ever reach public addresses " +
+			"(KESSAI_WEBHOOK_TEST_PRIVATE says whether test-mode ones may reach loopback and private ones)")
+	}
 	fs.StringVar(&c.PprofAddr, "pprof-addr", env("KESSAI_PPROF_ADDR", ""), "loopback address serving net/http/pprof, empty for none (KESSAI_PPROF_ADDR)")
 	fs.StringVar(&c.SMTPURL, "smtp-url", env("KESSAI_SMTP_URL", ""), "smtp:// or smtps:// URL of the mail server; empty keeps mail in the local mailbox (KESSAI_SMTP_URL)")
 	fs.StringVar(&c.MailFrom, "mail-from", env("KESSAI_MAIL_FROM", ""), "sender of the gateway's mail, default Kessai <no-reply@HOST> with the public URL's host (KESSAI_MAIL_FROM)")
+	devMailbox, devMailboxErr := envBool("KESSAI_DEV_MAILBOX")
+	fs.BoolVar(&c.DevMailbox, "dev-mailbox", devMailbox,
+		"serve the local mailbox (reset links) to a browser on this machine, for local development (KESSAI_DEV_MAILBOX)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("KESSAI_METRICS_ADDR", ""), "address of a listener serving only /metrics, empty for none (KESSAI_METRICS_ADDR)")
 	c.MetricsToken = env("KESSAI_METRICS_TOKEN", "")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for requests in flight")
@@ -175,6 +194,9 @@ func loadConfig(args []string) (config, error) {
 	}
 	if allowPrivateErr != nil {
 		return c, allowPrivateErr
+	}
+	if devMailboxErr != nil {
+		return c, devMailboxErr
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -228,8 +250,19 @@ func loadConfig(args []string) (config, error) {
 		c.PublicURL = "http://" + c.Addr
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	if u, err := url.Parse(c.PublicURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	u, err := url.Parse(c.PublicURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return c, errors.New("KESSAI_PUBLIC_URL must be an http(s) URL")
+	}
+	switch v := strings.TrimSpace(*testPrivate); v {
+	case "":
+		c.WebhookTestPrivate = loopbackHost(u.Hostname())
+	default:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("KESSAI_WEBHOOK_TEST_PRIVATE=%q: not a boolean (write true or false, or nothing for the default)", v)
+		}
+		c.WebhookTestPrivate = b
 	}
 	if *key != "" {
 		k, err := decodeKey(*key)
@@ -461,6 +494,16 @@ func checkPprofAddr(addr string) error {
 		return nil
 	}
 	return fmt.Errorf("KESSAI_PPROF_ADDR=%q: must be a loopback address such as 127.0.0.1:6060", addr)
+}
+
+// loopbackHost reports whether a URL's host name is this machine: a
+// loopback address, or localhost (and its subdomains, RFC 6761).
+func loopbackHost(host string) bool {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Zone() == "" && a.Unmap().IsLoopback()
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
 // publicOrigin is scheme://host[:port] of the public URL.

@@ -243,6 +243,52 @@ func TestMetricsAccess(t *testing.T) {
 	}
 }
 
+// TestMetricsUnreadableForwardedFor: behind a trusted proxy (here the
+// test's own client on loopback, as a proxy on the gateway's machine
+// would be), a forwarded chain that names no readable client is an
+// unknown client, never the proxy: /metrics answers 403 over real HTTP.
+// The proxy's own request, with no chain, is still served.
+func TestMetricsUnreadableForwardedFor(t *testing.T) {
+	g := startGateway(t, gatewayOptions{configure: func(c *config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	}})
+	get := func(header http.Header) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, g.url+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = header
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	if st := get(http.Header{}); st != http.StatusOK {
+		t.Fatalf("the proxy's own request: %d, want 200", st)
+	}
+	for _, c := range []struct {
+		name string
+		h    http.Header
+	}{
+		{"garbage", http.Header{"X-Forwarded-For": {"garbage"}}},
+		{"unknown", http.Header{"X-Forwarded-For": {"unknown"}}},
+		{"empty", http.Header{"X-Forwarded-For": {""}}},
+		{"garbage after a trusted hop", http.Header{"X-Forwarded-For": {"garbage, 127.0.0.1"}}},
+		{"garbage in a second line", http.Header{"X-Forwarded-For": {"127.0.0.1", "garbage"}}},
+		{"an address with a zone that is no interface", http.Header{"X-Forwarded-For": {"203.0.113.7%"}}},
+		{"Forwarded without X-Forwarded-For", http.Header{"Forwarded": {"for=203.0.113.7"}}},
+		{"X-Real-Ip without X-Forwarded-For", http.Header{"X-Real-Ip": {"203.0.113.7"}}},
+	} {
+		if st := get(c.h); st != http.StatusForbidden {
+			t.Errorf("%s (%v): %d, want 403", c.name, c.h, st)
+		}
+	}
+}
+
 // TestMetricsListener serves /metrics on KESSAI_METRICS_ADDR: to anyone
 // without a token, only to its bearer with one; nothing else is there.
 func TestMetricsListener(t *testing.T) {

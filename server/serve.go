@@ -121,7 +121,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		LongPollRecheck: cfg.PollRecheck,
 		// An event's data is what a GET of its resource answers.
 		EncodeEvent:   api.EncodeEvent,
-		WebhookSender: webhookhttp.New(webhookhttp.Config{AllowPrivate: cfg.WebhookAllowPrivate}),
+		WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: cfg.WebhookTestPrivate}),
 		ChangeFeed:    feed,
 		Throttle:      g.throttle,
 		ResetMailer:   mail.Resets{Transport: transport, From: cfg.MailFrom},
@@ -307,6 +307,10 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 			return nil, err
 		}
 		r.servers = append(r.servers, newHTTPServer(cfg.DemoAddr, apiServer.Pages(demo), log))
+		if demoHost, _, _ := net.SplitHostPort(cfg.DemoAddr); !cfg.WebhookTestPrivate && !publicIP(demoHost) {
+			log.Warn("the demo storefront's webhook is on this machine, which test-mode webhooks may not reach here " +
+				"(the public URL is not loopback, or KESSAI_WEBHOOK_TEST_PRIVATE=false): its registration will be refused")
+		}
 	}
 	if cfg.MetricsAddr != "" {
 		// Its own listener is for a network only the operator's Prometheus
@@ -653,26 +657,41 @@ func shorten(s string, n int) string {
 // KESSAI_SMTP_URL, or else the local mailbox (and the log).
 func (g *gateway) mailTransport() (mail.Transport, error) {
 	if g.cfg.SMTPURL != "" {
+		if g.cfg.DevMailbox {
+			g.log.Warn("KESSAI_DEV_MAILBOX is ignored: mail goes out through KESSAI_SMTP_URL")
+		}
 		return mail.NewSMTP(g.cfg.SMTPURL, g.cfg.MailFrom)
+	}
+	if g.cfg.DevMailbox {
+		g.log.Info("the local mailbox is on (KESSAI_DEV_MAILBOX): /console/mailbox shows reset links to a browser on this machine; for local development only")
 	}
 	g.mailbox = mail.NewMailbox(g.log, g.clock().Now)
 	return g.mailbox, nil
 }
 
-// consoleMailbox is the mailbox the console shows, nil with SMTP (a nil
-// *mail.Mailbox must not become a non-nil interface).
+// consoleMailbox is the mailbox the console shows: nil with SMTP, and
+// unless the operator turned it on for local development (it hands out
+// reset links to whoever the console takes for this machine's user). A
+// nil *mail.Mailbox must not become a non-nil interface.
 func (g *gateway) consoleMailbox() hosted.Mailbox {
-	if g.mailbox == nil {
+	if g.mailbox == nil || !g.cfg.DevMailbox {
 		return nil
 	}
 	return g.mailbox
+}
+
+// publicIP reports whether host is an IP address any webhook may reach.
+func publicIP(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && webhookhttp.Public(a)
 }
 
 // metricsLocal reports whether a request comes from where /metrics is
 // served without the token: this machine or a trusted proxy, as the
 // address the rate limits see (api.ClientIP). A request a trusted proxy
 // forwards for someone else is that someone's, so a proxy never opens the
-// metrics to the internet.
+// metrics to the internet; nor does one forwarded for a client it names in
+// no readable way (api.UnknownClient, which is no address).
 func metricsLocal(trusted []netip.Prefix) func(*http.Request) bool {
 	return func(r *http.Request) bool {
 		ip, err := netip.ParseAddr(api.ClientIP(r, trusted))

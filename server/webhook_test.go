@@ -17,25 +17,47 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-func TestConfigWebhookAllowPrivate(t *testing.T) {
-	clearConfigEnv(t)
-	c, err := loadConfig(nil)
-	if err != nil || c.WebhookAllowPrivate {
-		t.Fatalf("default: %v, %v; want false", c.WebhookAllowPrivate, err)
-	}
-	for value, want := range map[string]bool{"true": true, "1": true, " TRUE ": true, "false": false, "0": false} {
-		t.Setenv("KESSAI_WEBHOOK_ALLOW_PRIVATE", value)
-		if c, err = loadConfig(nil); err != nil || c.WebhookAllowPrivate != want {
-			t.Errorf("KESSAI_WEBHOOK_ALLOW_PRIVATE=%q: %v, %v; want %v", value, c.WebhookAllowPrivate, err, want)
+// TestConfigWebhookTestPrivate: test-mode webhooks may reach loopback and
+// private receivers by default only on a gateway whose public URL is
+// loopback; KESSAI_WEBHOOK_TEST_PRIVATE changes either default. The old
+// KESSAI_WEBHOOK_ALLOW_PRIVATE (live mode to private networks) stops the
+// gateway when true: live mode never may now.
+func TestConfigWebhookTestPrivate(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want bool
+	}{
+		{nil, nil, true}, // KESSAI_ADDR 127.0.0.1:8080
+		{map[string]string{"KESSAI_PUBLIC_URL": "http://localhost:8080"}, nil, true},
+		{map[string]string{"KESSAI_PUBLIC_URL": "http://[::1]:8080/"}, nil, true},
+		{map[string]string{"KESSAI_PUBLIC_URL": "http://kessai.localhost"}, nil, true},
+		{map[string]string{"KESSAI_PUBLIC_URL": "https://pay.example.com"}, nil, false},
+		{map[string]string{"KESSAI_PUBLIC_URL": "http://10.0.0.5:8080"}, nil, false},
+		{map[string]string{"KESSAI_PUBLIC_URL": "http://localhost.example.com"}, nil, false},
+		{map[string]string{"KESSAI_ADDR": "0.0.0.0:8080"}, nil, false},
+		{map[string]string{"KESSAI_WEBHOOK_TEST_PRIVATE": "false"}, nil, false},
+		{map[string]string{"KESSAI_WEBHOOK_TEST_PRIVATE": " 0 "}, nil, false},
+		{map[string]string{"KESSAI_PUBLIC_URL": "https://pay.example.com", "KESSAI_WEBHOOK_TEST_PRIVATE": "true"}, nil, true},
+		{map[string]string{"KESSAI_PUBLIC_URL": "https://pay.example.com"}, []string{"--webhook-test-private=true"}, true},
+		{nil, []string{"--webhook-test-private=false"}, false},
+		{map[string]string{"KESSAI_WEBHOOK_ALLOW_PRIVATE": "false"}, nil, true},
+	} {
+		clearConfigEnv(t)
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		cfg, err := loadConfig(c.args)
+		if err != nil || cfg.WebhookTestPrivate != c.want {
+			t.Errorf("%v %v: %v, %v; want %v", c.env, c.args, cfg.WebhookTestPrivate, err, c.want)
 		}
 	}
-	t.Setenv("KESSAI_WEBHOOK_ALLOW_PRIVATE", "yes please")
-	if _, err = loadConfig([]string{"--webhook-allow-private"}); err == nil || !strings.Contains(err.Error(), "KESSAI_WEBHOOK_ALLOW_PRIVATE") {
-		t.Errorf("a malformed value: %v, want an error naming the variable", err)
-	}
-	t.Setenv("KESSAI_WEBHOOK_ALLOW_PRIVATE", "")
-	if c, err = loadConfig([]string{"--webhook-allow-private"}); err != nil || !c.WebhookAllowPrivate {
-		t.Errorf("--webhook-allow-private: %v, %v", c.WebhookAllowPrivate, err)
+	for name, value := range map[string]string{"KESSAI_WEBHOOK_TEST_PRIVATE": "sometimes", "KESSAI_WEBHOOK_ALLOW_PRIVATE": "true"} {
+		clearConfigEnv(t)
+		t.Setenv(name, value)
+		if _, err := loadConfig(nil); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v, want an error naming it", name, value, err)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/kessai/kessai/server/forwarded"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
 )
@@ -109,32 +110,71 @@ func TrustedProxy(a netip.Addr, trustedProxies []netip.Prefix) bool {
 	return false
 }
 
+// UnknownClient is ClientIP's answer for a request a trusted proxy
+// forwarded without naming its client in a way that can be read: an
+// X-Forwarded-For with an entry that is no address where the client should
+// be ("garbage", "unknown", empty), or no X-Forwarded-For but another
+// forwarding header (Forwarded, X-Real-Ip, Via, …). It is never the
+// proxy's address, which would give such a request the proxy's own
+// standing: /metrics, and the budget of everyone the proxy forwards for.
+// All unknown clients share one rate-limit subject (ip:unknown), so that
+// writing other garbage gets no fresh budget.
+const UnknownClient = "unknown"
+
 // ClientIP is the TCP peer, or, when the peer is a trusted proxy, the
-// rightmost address of X-Forwarded-For that is not itself a trusted proxy
-// (the leftmost ones are whatever the client chose to send). A trusted
-// range holds an address whatever its zone (fe80::1%eth0), and an IPv4
-// address whether either is written as IPv4 or IPv4-mapped IPv6.
+// client ForwardedClient reads from what it forwarded, or UnknownClient.
+// A trusted range holds an address whatever its zone (fe80::1%eth0), and
+// an IPv4 address whether either is written as IPv4 or IPv4-mapped IPv6.
 func ClientIP(r *http.Request, trustedProxies []netip.Prefix) string {
 	peer := remoteIP(r)
 	if len(trustedProxies) == 0 {
 		return peer
 	}
-	trusted := func(a netip.Addr) bool { return TrustedProxy(a, trustedProxies) }
 	addr, err := netip.ParseAddr(peer)
-	if err != nil || !trusted(addr) {
+	if err != nil || !TrustedProxy(addr, trustedProxies) {
 		return peer
 	}
-	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		hop, err := parseHop(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
+	client, ok := ForwardedClient(addr, r.Header, trustedProxies)
+	if !ok {
+		return UnknownClient
+	}
+	return client.String()
+}
+
+// ForwardedClient is the client of a request the trusted proxy peer
+// passed on: the rightmost address of X-Forwarded-For (all its lines, in
+// order) that is not itself a trusted proxy — the entries left of it are
+// whatever the client chose to send. Without X-Forwarded-For the request
+// is the proxy's own (peer), unless it carries another forwarding header.
+// ok is false for an unknown client: an entry that is no address is met
+// before the client is, or the client is named only in a header not read.
+// Every hop being a trusted proxy gives peer.
+func ForwardedClient(peer netip.Addr, h http.Header, trustedProxies []netip.Prefix) (client netip.Addr, ok bool) {
+	lines := h.Values("X-Forwarded-For")
+	if len(lines) == 0 {
+		if forwarded.Proxied(h) {
+			return netip.Addr{}, false
 		}
-		if !trusted(hop) {
-			return hop.Unmap().String()
+		return peer, true
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		hops := lines[i]
+		for {
+			comma := strings.LastIndexByte(hops, ',')
+			hop, err := parseHop(strings.TrimSpace(hops[comma+1:]))
+			if err != nil {
+				return netip.Addr{}, false
+			}
+			if !TrustedProxy(hop, trustedProxies) {
+				return hop.Unmap(), true
+			}
+			if comma < 0 {
+				break
+			}
+			hops = hops[:comma]
 		}
 	}
-	return peer
+	return peer, true
 }
 
 // routeKey is the route template with every variable written {id}

@@ -978,6 +978,18 @@ func TestRateLimitSubjects(t *testing.T) {
 		rlWant429(t, g.get(t, "/heartbeat", "", rlFromIP(ip1+", 127.0.0.1")))
 		fresh(t, g.get(t, "/heartbeat", "", rlFromIP(ip1+", "+ip2)))
 	})
+	// A chain that names no readable client is one unknown client: it
+	// neither spends the proxy's own budget (shared with everyone the
+	// proxy forwards for) nor gets a fresh one by writing other garbage.
+	t.Run("an unreadable X-Forwarded-For is one unknown client, not the proxy", func(t *testing.T) {
+		g.settle()
+		exhaust(t, "/heartbeat", "", rlFromIP("garbage"))
+		rlWant429(t, g.get(t, "/heartbeat", "", rlFromIP("unknown")))
+		rlWant429(t, g.get(t, "/heartbeat", "", rlFromIP(ip1+", garbage")))
+		rlWant429(t, g.get(t, "/heartbeat", "", header("Forwarded", "for="+ip1)))
+		fresh(t, g.get(t, "/heartbeat", ""))
+		fresh(t, g.get(t, "/heartbeat", "", rlFromIP(ip1)))
+	})
 	t.Run("X-Forwarded-For is ignored without trusted proxies", func(t *testing.T) {
 		g := newRLGateway(t, rlOptions{})
 		for i := range 10 {

@@ -31,6 +31,73 @@ type WebhookRequest struct {
 // connection reset). The HTTP implementation is package webhookhttp.
 type WebhookSender interface {
 	Send(ctx context.Context, req WebhookRequest) (status int, err error)
+	// CheckURL says, when a webhook is registered or its URL changed,
+	// whether deliveries of its mode could go there: an error that is
+	// ErrWebhookAddress when the URL's host is, or now resolves to, an
+	// address they may never reach. A name that does not resolve now is
+	// no error: the sender checks the address again at every connection,
+	// which is what keeps a name re-bound later (DNS rebinding) out.
+	CheckURL(ctx context.Context, rawURL string, live bool) error
+}
+
+// ErrWebhookAddress is the error (errors.Is) of a webhook URL or a
+// delivery attempt refused for the address it names or reaches.
+var ErrWebhookAddress = errors.New("an address webhooks may not reach")
+
+// ErrWebhookTimeout is the error (errors.Is) of a delivery attempt that
+// got no answer in time.
+var ErrWebhookTimeout = errors.New("no answer in time")
+
+// The failures of an attempt the gateway decides itself, which the
+// delivery log tells as they are.
+var (
+	errWebhookGone     = errors.New("the webhook was deleted")
+	errWebhookInactive = errors.New("the webhook is inactive")
+)
+
+// attemptError is what the merchant is shown of a failed attempt (the
+// delivery log, the console's test delivery): "status N", "timed out",
+// "failed: address not allowed" or "failed", never the connection's own
+// error. A test-mode webhook may name any host and port; if its log told
+// "connection refused" from "no route to host", a reset or a TLS alert, it
+// would scan the gateway's network for whoever registers one. The detail
+// goes to the server log (logAttempt).
+func attemptError(status int, err error) string {
+	switch {
+	case status != 0:
+		return "status " + strconv.Itoa(status)
+	case errors.Is(err, errWebhookGone), errors.Is(err, errWebhookInactive):
+		return err.Error()
+	case errors.Is(err, ErrWebhookTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, ErrWebhookAddress):
+		return "failed: address not allowed"
+	}
+	return "failed"
+}
+
+// logAttempt puts a failed attempt's detail in the server log, for the
+// operator: what the merchant is shown says only attemptError's words.
+func (s *Service) logAttempt(ctx context.Context, hook *Webhook, eventID uuid.UUID, status int, err error) {
+	s.logger.WarnContext(ctx, "webhook attempt failed", "webhook", hook.ID, "event", eventID, "status", status, "error", err)
+}
+
+// checkWebhookURL refuses, as VALIDATION_ERROR naming url, a webhook URL
+// whose host is, or resolves to, an address deliveries of the mode may
+// not reach (ReasonAddressNotAllowed). It runs before any transaction: it
+// may wait on a name's resolution.
+func (s *Service) checkWebhookURL(ctx context.Context, rawURL string, mode Mode) error {
+	if s.webhookSender == nil {
+		return nil
+	}
+	err := s.webhookSender.CheckURL(ctx, rawURL, mode == ModeLive)
+	switch {
+	case errors.Is(err, ErrWebhookAddress):
+		return Invalid("url", ReasonAddressNotAllowed)
+	case err != nil:
+		return err
+	}
+	return nil
 }
 
 // deliverySchedule is how long a delivery waits after its n-th failed
@@ -172,9 +239,9 @@ func (s *Service) deliver(ctx context.Context, w Work) error {
 	case s.webhookSender == nil:
 		return errors.New("no webhook sender is configured")
 	case gone:
-		return s.recordAttempt(ctx, w, 0, errors.New("the webhook was deleted"), true)
+		return s.recordAttempt(ctx, w, 0, errWebhookGone, true)
 	case !hook.Active:
-		return s.recordAttempt(ctx, w, 0, errors.New("the webhook is inactive"), true)
+		return s.recordAttempt(ctx, w, 0, errWebhookInactive, true)
 	}
 	req, err := s.webhookRequest(hook, ev, s.clock.Now())
 	if err != nil {
@@ -188,6 +255,9 @@ func (s *Service) deliver(ctx context.Context, w Work) error {
 	}
 	if sendErr == nil && (status < 200 || status > 299) {
 		sendErr = fmt.Errorf("the receiver answered %d", status)
+	}
+	if sendErr != nil {
+		s.logAttempt(ctx, hook, ev.ID, status, sendErr)
 	}
 	return s.recordAttempt(ctx, w, status, sendErr, false)
 }
@@ -217,9 +287,9 @@ func (s *Service) recordAttempt(ctx context.Context, w Work, status int, sendErr
 		case sendErr == nil:
 			d.Status, d.LastError, d.DeliveredOn = DeliverySuccessful, "", &now
 		case final || d.Attempts > len(deliverySchedule):
-			d.Status, d.LastError = DeliveryFailed, truncateError(sendErr)
+			d.Status, d.LastError = DeliveryFailed, attemptError(status, sendErr)
 		default:
-			d.LastError = truncateError(sendErr)
+			d.LastError = attemptError(status, sendErr)
 			retry = true
 		}
 		result, lag = d.Status, now.Sub(d.CreatedOn)

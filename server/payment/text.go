@@ -29,6 +29,13 @@ const (
 // sealed, never in fields stored and shown in the clear.
 const ReasonCardNumber = "CARD_NUMBER_NOT_ALLOWED"
 
+// ReasonAddressNotAllowed names a webhook URL whose host is, or resolves
+// to, an address its deliveries may never reach: link-local and cloud
+// metadata, multicast, unspecified and reserved addresses in any mode,
+// loopback and private networks in live mode (and in test mode unless the
+// gateway lets them, KESSAI_WEBHOOK_TEST_PRIVATE).
+const ReasonAddressNotAllowed = "ADDRESS_NOT_ALLOWED"
+
 // Reasons of the reference for malformed URLs, countries and phones.
 const (
 	ReasonInvalidURL     = "INVALID_FORMAT_URL"

@@ -191,6 +191,9 @@ func (s *Service) CreateWebhook(ctx context.Context, c *Caller, storeID uuid.UUI
 	if err := in.check(true); err != nil {
 		return nil, err
 	}
+	if err := s.checkWebhookURL(ctx, *in.URL, c.token.Mode); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	w := &Webhook{
 		ID: NewID(), MerchantID: c.MerchantID(), Mode: c.token.Mode, Triggers: in.Triggers, URL: *in.URL,
@@ -302,6 +305,12 @@ func (s *Service) UpdateWebhook(ctx context.Context, c *Caller, storeID, id uuid
 	}
 	if err := in.check(false); err != nil {
 		return nil, err
+	}
+	// A webhook is of its caller's mode (visibleWebhook finds no other).
+	if in.URL != nil {
+		if err := s.checkWebhookURL(ctx, *in.URL, c.token.Mode); err != nil {
+			return nil, err
+		}
 	}
 	var w *Webhook
 	err := s.storage.Update(ctx, func(tx Tx) error {

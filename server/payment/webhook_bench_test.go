@@ -79,7 +79,7 @@ type benchHooks struct {
 
 func newBenchHooks(b *testing.B) *benchHooks {
 	b.Helper()
-	st := servicetest.New(b, servicetest.Options{EncodeEvent: api.EncodeEvent, WebhookSender: webhookhttp.New(webhookhttp.Config{})})
+	st := servicetest.New(b, servicetest.Options{EncodeEvent: api.EncodeEvent, WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: true})})
 	demo := st.SeedDemo(b)
 	h := &benchHooks{svc: st.Service, caller: demo.Caller, rc: newBenchReceiver(b)}
 	u := h.rc.URL + "/hook"

@@ -45,7 +45,7 @@ func newTestHookFixture(t *testing.T) *testHookFixture {
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(rc.Close)
-	f.st = servicetest.New(t, servicetest.Options{WebhookSender: webhookhttp.New(webhookhttp.Config{Timeout: 5 * time.Second})})
+	f.st = servicetest.New(t, servicetest.Options{WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: true, Timeout: 5 * time.Second})})
 	f.svc = f.st.Service
 	f.demo = f.st.SeedDemo(t, "shop.example")
 	url, auth := rc.URL+"/hook", "Bearer shop-secret"
@@ -160,7 +160,8 @@ func TestTestWebhookSendsASignedTestEvent(t *testing.T) {
 }
 
 // TestTestWebhookReportsFailures: a receiver's error status, or no
-// answer at all, is the result, not an error of the call.
+// answer at all, is the result, not an error of the call; why no answer
+// came is not told beyond "failed".
 func TestTestWebhookReportsFailures(t *testing.T) {
 	f := newTestHookFixture(t)
 	ctx := context.Background()
@@ -188,8 +189,10 @@ func TestTestWebhookReportsFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.OK() || res.Status != 0 || res.Error == "" {
-		t.Errorf("no receiver: %+v, want status 0 and an error", res)
+	// As coarse as the delivery log (the answer comes at once, a port
+	// scanner's dream otherwise): a closed port says "failed", no more.
+	if res.OK() || res.Status != 0 || res.Error != "failed" {
+		t.Errorf("no receiver: %+v, want status 0 and the error \"failed\"", res)
 	}
 }
 

@@ -8,12 +8,19 @@
 // used again; the body never reaches an error message or the delivery
 // log.
 //
-// A live-mode delivery may only reach a public address. The check is made
-// on the address the dialer is about to connect to (net.Dialer.Control),
-// after name resolution, so a name that resolves to an internal address,
-// or one re-bound to it after an earlier check (DNS rebinding), is refused
-// as surely as an IP literal. Test-mode deliveries may go anywhere: a
-// merchant's laptop and the demo storefront are local receivers.
+// Where a delivery may go: a public address in either mode; in test mode
+// also loopback and private networks (RFC 1918, fc00::/7, CGNAT
+// 100.64.0.0/10) when Config.TestModeLocal says so (a gateway on a
+// developer's machine, whose merchants' receivers are local); nowhere
+// else in any mode — link-local (169.254.0.0/16 with the cloud metadata
+// address, fe80::/10), 0.0.0.0/8, unspecified, multicast, documentation
+// and reserved addresses, written plainly or IPv4-mapped. The check is
+// made on the address the dialer is about to connect to (net.Dialer's
+// Control), after name resolution and before any packet is sent, so a
+// name that resolves to a refused address, or one re-bound to it after an
+// earlier check (DNS rebinding), is refused as surely as an IP literal.
+// CheckURL makes the same check when a webhook is registered, on the
+// addresses its host resolves to then, so that a mistake is told at once.
 package webhookhttp
 
 import (
@@ -27,6 +34,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"syscall"
 	"time"
 
@@ -46,41 +54,61 @@ const (
 	maxDrain = 64 << 10
 	// maxAnswerHeaders bounds the answer's headers.
 	maxAnswerHeaders = 64 << 10
+	// lookupTimeout bounds CheckURL's resolution of a name: a registration
+	// waits for it, and a name that does not resolve in time is left to
+	// the dial's own check.
+	lookupTimeout = 2 * time.Second
 )
 
-// ErrNotPublic is the error (errors.Is) of a live-mode attempt to connect
-// to an address that is not a public one (loopback, private, link-local,
-// CGNAT, multicast, unspecified, documentation, reserved).
-var ErrNotPublic = errors.New("not a public address")
+// refusedError is payment.ErrWebhookAddress with the address refused.
+type refusedError struct{ addr string }
 
-// notPublicError is ErrNotPublic with the address the dialer refused.
-type notPublicError struct{ addr string }
+func (e *refusedError) Error() string {
+	return e.addr + " is not an address webhooks may reach"
+}
+func (e *refusedError) Is(target error) bool { return target == payment.ErrWebhookAddress }
 
-func (e *notPublicError) Error() string        { return e.addr + " is not a public address" }
-func (e *notPublicError) Is(target error) bool { return target == ErrNotPublic }
+// timeoutError is payment.ErrWebhookTimeout with the timeout that ran out.
+type timeoutError struct{ timeout time.Duration }
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("webhookhttp: no answer within the timeout (%s, or the delivery's own)", e.timeout)
+}
+func (e *timeoutError) Is(target error) bool { return target == payment.ErrWebhookTimeout }
 
 // Config is how a Sender sends.
 type Config struct {
-	// AllowPrivate lets live-mode deliveries reach non-public addresses
-	// too (a gateway whose merchants' receivers are on its own network).
-	AllowPrivate bool
+	// TestModeLocal lets test-mode deliveries reach loopback and private
+	// addresses (RFC 1918, fc00::/7, CGNAT 100.64.0.0/10) as well as
+	// public ones. Live-mode deliveries never may, and no delivery reaches
+	// link-local, metadata, multicast, unspecified or reserved addresses.
+	TestModeLocal bool
 	// Timeout bounds one attempt; 0 is DefaultTimeout.
 	Timeout time.Duration
 	// UserAgent is the User-Agent header; "" is DefaultUserAgent.
 	UserAgent string
+	// LookupHost resolves a host name for CheckURL; nil is the system
+	// resolver. The dialer resolves names itself, at each connection.
+	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Sender is a payment.WebhookSender over HTTP. It is safe for concurrent
 // use and keeps connections to receivers open between attempts.
 type Sender struct {
-	// guarded dials public addresses only (live mode); open dials any
-	// (test mode, or live mode with AllowPrivate). Each has its own pool
+	// live and test dial what their mode may reach. Each has its own pool
 	// of connections, so a connection opened for a test-mode delivery is
 	// never reused for a live one.
-	guarded, open *http.Client
-	allowPrivate  bool
-	timeout       time.Duration
-	userAgent     string
+	live, test *http.Client
+	testLocal  bool
+	timeout    time.Duration
+	userAgent  string
+	lookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
+	// fence, set only by this package's tests, is asked after the rule
+	// about every address the dialer is about to connect to: it keeps a
+	// test's connections on this machine even when the rule is broken (a
+	// mutation), so that no test ever sends a packet to the addresses it
+	// checks are refused.
+	fence func(netip.Addr) error
 }
 
 var _ payment.WebhookSender = (*Sender)(nil)
@@ -93,13 +121,15 @@ func New(cfg Config) *Sender {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
 	}
-	return &Sender{
-		guarded:      newClient(cfg.Timeout, publicOnly),
-		open:         newClient(cfg.Timeout, nil),
-		allowPrivate: cfg.AllowPrivate,
-		timeout:      cfg.Timeout,
-		userAgent:    cfg.UserAgent,
+	if cfg.LookupHost == nil {
+		cfg.LookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
 	}
+	s := &Sender{testLocal: cfg.TestModeLocal, timeout: cfg.Timeout, userAgent: cfg.UserAgent, lookupHost: cfg.LookupHost}
+	s.live = newClient(cfg.Timeout, s.control(true))
+	s.test = newClient(cfg.Timeout, s.control(false))
+	return s
 }
 
 func newClient(timeout time.Duration, control func(network, address string, c syscall.RawConn) error) *http.Client {
@@ -126,6 +156,58 @@ func newClient(timeout time.Duration, control func(network, address string, c sy
 	}
 }
 
+// Allowed reports whether a delivery of the mode (live or test) may go to
+// addr.
+func (s *Sender) Allowed(addr netip.Addr, live bool) bool {
+	return Public(addr) || !live && s.testLocal && Local(addr)
+}
+
+// control is the dialer's Control for the mode: it runs just before each
+// connection is made, with the resolved address, and refuses any the mode
+// may not reach. Nothing has been sent yet when it refuses.
+func (s *Sender) control(live bool) func(network, address string, _ syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || network != "tcp4" && network != "tcp6" {
+			return &refusedError{network + " " + address}
+		}
+		if !s.Allowed(ap.Addr(), live) {
+			return &refusedError{ap.Addr().String()}
+		}
+		if s.fence != nil {
+			return s.fence(ap.Addr())
+		}
+		return nil
+	}
+}
+
+// CheckURL is payment.WebhookSender's check of a URL being registered:
+// payment.ErrWebhookAddress when its host is an address the mode may not
+// reach, or a name that resolves, now, to one such address or more. A URL
+// that is no absolute http(s) one, or a name that does not resolve (in
+// lookupTimeout), is no concern of this check.
+func (s *Sender) CheckURL(ctx context.Context, rawURL string, live bool) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+		addrs, _ = s.lookupHost(lctx, host)
+		cancel()
+	}
+	for _, a := range addrs {
+		if !s.Allowed(a, live) {
+			return &refusedError{a.String()}
+		}
+	}
+	return nil
+}
+
 // Send posts one delivery attempt and returns the receiver's status. The
 // error says why no answer came; it never holds the answer's body.
 func (s *Sender) Send(ctx context.Context, wr payment.WebhookRequest) (int, error) {
@@ -143,9 +225,9 @@ func (s *Sender) Send(ctx context.Context, wr payment.WebhookRequest) (int, erro
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", s.userAgent)
 	}
-	client := s.open
-	if wr.Live && !s.allowPrivate {
-		client = s.guarded
+	client := s.test
+	if wr.Live {
+		client = s.live
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -159,16 +241,17 @@ func (s *Sender) Send(ctx context.Context, wr payment.WebhookRequest) (int, erro
 	return resp.StatusCode, nil
 }
 
-// sendError is why an attempt got no answer. It is made of what the
-// connection said (refused, reset, a name that did not resolve, a TLS
-// failure, a timeout), never of what the receiver sent: an answer that is
-// not HTTP is only called that, since net/http would quote its first line.
-// The URL is left out too (it may hold a secret in its query, and the
-// delivery log says whose webhook it was).
+// sendError is why an attempt got no answer, for the server's log (the
+// merchant is shown only payment's coarse words for it). It is made of
+// what the connection said (refused, reset, a name that did not resolve, a
+// TLS failure, a timeout), never of what the receiver sent: an answer that
+// is not HTTP is only called that, since net/http would quote its first
+// line. The URL is left out too (it may hold a secret in its query, and
+// the log says whose webhook it was).
 func (s *Sender) sendError(ctx context.Context, err error) error {
 	inner := unwrapURLError(err)
 	var (
-		np      *notPublicError
+		refused *refusedError
 		opErr   *net.OpError
 		dnsErr  *net.DNSError
 		tlsErr  tls.AlertError
@@ -176,12 +259,12 @@ func (s *Sender) sendError(ctx context.Context, err error) error {
 		certErr *tls.CertificateVerificationError
 	)
 	switch {
-	case errors.As(err, &np):
-		return fmt.Errorf("webhookhttp: refused at dial: %w; live-mode webhooks are only sent to public addresses", np)
+	case errors.As(err, &refused):
+		return fmt.Errorf("webhookhttp: refused at dial: %w", refused)
 	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return ctx.Err()
 	case isTimeout(err):
-		return fmt.Errorf("webhookhttp: no answer within the timeout (%s, or the delivery's own)", s.timeout)
+		return &timeoutError{s.timeout}
 	case errors.As(err, &dnsErr):
 		return fmt.Errorf("webhookhttp: %w", dnsErr)
 	case errors.As(err, &opErr):
@@ -207,25 +290,11 @@ func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-// publicOnly is the guarded dialer's Control: it runs just before each
-// connection is made, with the resolved address, and refuses any that is
-// not public.
-func publicOnly(network, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil || network != "tcp4" && network != "tcp6" {
-		return &notPublicError{network + " " + address}
-	}
-	if !Public(ap.Addr()) {
-		return &notPublicError{ap.Addr().String()}
-	}
-	return nil
-}
-
 // Non-public IPv4 ranges that netip's predicates do not name (RFC 6890's
 // special-purpose registry, less what is globally reachable).
 var notPublic4 = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (CGNAT)
+	cgnat,                                    // shared address space (CGNAT)
 	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
 	netip.MustParsePrefix("192.0.2.0/24"),    // documentation (TEST-NET-1)
 	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relay anycast (deprecated)
@@ -251,7 +320,32 @@ var (
 	}
 )
 
-// Public reports whether a live-mode webhook may be sent to addr: a
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598),
+// a private network to a gateway inside one.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// metadata are the cloud metadata services that are not link-local (which
+// is never local): AWS's IPv6 one, in fc00::/7, and Alibaba Cloud's, in
+// CGNAT space. They hand out the machine's credentials.
+var metadata = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+}
+
+// Local reports whether addr is on this machine or a private network:
+// loopback, RFC 1918, fc00::/7 (unique local) or CGNAT's 100.64.0.0/10,
+// written plainly or IPv4-mapped, less the cloud metadata services.
+// Link-local addresses are not local: 169.254.169.254 is the metadata
+// service of most clouds.
+func Local(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if slices.Contains(metadata, addr.WithZone("")) {
+		return false
+	}
+	return addr.IsLoopback() || addr.IsPrivate() || cgnat.Contains(addr)
+}
+
+// Public reports whether any webhook may be sent to addr: a
 // globally reachable unicast address, not loopback, private (RFC 1918,
 // RFC 4193), link-local, CGNAT, multicast, unspecified, documentation or
 // reserved.

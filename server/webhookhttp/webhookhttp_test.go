@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -67,7 +68,7 @@ func TestSendPostsHeadersAndBody(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	s := webhookhttp.New(webhookhttp.Config{})
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true})
 	req := request(rc.URL+"/hooks?shop=1", false)
 	status, err := s.Send(context.Background(), req)
 	if err != nil || status != http.StatusNoContent {
@@ -91,7 +92,7 @@ func TestSendReturnsFailureStatus(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "SECRET-BODY-OF-THE-RECEIVER", http.StatusInternalServerError)
 	})
-	status, err := webhookhttp.New(webhookhttp.Config{}).Send(context.Background(), request(rc.URL, false))
+	status, err := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true}).Send(context.Background(), request(rc.URL, false))
 	if err != nil || status != http.StatusInternalServerError {
 		t.Fatalf("Send = %d, %v; want 500, nil", status, err)
 	}
@@ -106,14 +107,14 @@ func TestSendTimesOut(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { close(release) }) // before the server closes
-	s := webhookhttp.New(webhookhttp.Config{Timeout: 200 * time.Millisecond})
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true, Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	status, err := s.Send(context.Background(), request(rc.URL, false))
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Send took %v with a 200 ms timeout", took)
 	}
-	if err == nil || status != 0 || !strings.Contains(err.Error(), "no answer within") {
-		t.Fatalf("Send = %d, %v; want 0 and a timeout", status, err)
+	if err == nil || status != 0 || !strings.Contains(err.Error(), "no answer within") || !errors.Is(err, payment.ErrWebhookTimeout) {
+		t.Fatalf("Send = %d, %v; want 0 and payment.ErrWebhookTimeout", status, err)
 	}
 }
 
@@ -123,7 +124,7 @@ func TestSendFollowsNoRedirect(t *testing.T) {
 		rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target.URL+"/elsewhere", code)
 		})
-		status, err := webhookhttp.New(webhookhttp.Config{}).Send(context.Background(), request(rc.URL, false))
+		status, err := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true}).Send(context.Background(), request(rc.URL, false))
 		if err != nil || status != code {
 			t.Errorf("Send to a %d = %d, %v; want %d, nil", code, status, err, code)
 		}
@@ -145,7 +146,7 @@ func TestSendReadsLittleOfAHugeBody(t *testing.T) {
 			}
 		}
 	})
-	s := webhookhttp.New(webhookhttp.Config{Timeout: 10 * time.Second})
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true, Timeout: 10 * time.Second})
 	start := time.Now()
 	status, err := s.Send(context.Background(), request(rc.URL, false))
 	if err != nil || status != http.StatusOK {
@@ -183,7 +184,7 @@ func TestSendErrorsDoNotEchoTheAnswer(t *testing.T) {
 			}()
 		}
 	}()
-	status, err := webhookhttp.New(webhookhttp.Config{}).Send(context.Background(), request("http://"+l.Addr().String()+"/", false))
+	status, err := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true}).Send(context.Background(), request("http://"+l.Addr().String()+"/", false))
 	if err == nil || status != 0 {
 		t.Fatalf("Send = %d, %v; want an error", status, err)
 	}
@@ -192,25 +193,76 @@ func TestSendErrorsDoNotEchoTheAnswer(t *testing.T) {
 	}
 }
 
-// TestLiveRefusesLocalAddresses: a live-mode delivery to a loopback
-// address is refused when the dialer is about to connect, whether the URL
-// names an IP literal or a name that resolves to one; nothing reaches the
-// receiver, and the error says why.
+// refusedAtDial checks that a Send was refused for its address before
+// any connection was made.
+func refusedAtDial(t *testing.T, what string, status int, err error) {
+	t.Helper()
+	if !errors.Is(err, payment.ErrWebhookAddress) || status != 0 {
+		t.Errorf("%s: Send = %d, %v; want payment.ErrWebhookAddress", what, status, err)
+		return
+	}
+	if msg := err.Error(); !strings.Contains(msg, "refused at dial") || !strings.Contains(msg, "not an address webhooks may reach") {
+		t.Errorf("%s: error %q does not say it was refused for its address", what, msg)
+	}
+}
+
+// TestLiveRefusesLocalAddresses: a live-mode delivery to a loopback or
+// private address is refused when the dialer is about to connect, whether
+// the URL names an IP literal or a name that resolves to one, even where
+// test mode may reach them; nothing reaches the receiver, and the error
+// says why.
 func TestLiveRefusesLocalAddresses(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
 	_, port, _ := net.SplitHostPort(rc.Listener.Addr().String())
-	urls := []string{rc.URL, "http://localhost:" + port + "/", "http://[::1]:" + port + "/", "http://0.0.0.0:" + port + "/",
-		"http://10.0.0.1:" + port + "/", "http://169.254.169.254/latest/meta-data/"}
-	s := webhookhttp.New(webhookhttp.Config{Timeout: 2 * time.Second})
+	urls := []string{rc.URL, "http://localhost:" + port + "/", "http://[::1]:" + port + "/", "http://[::ffff:127.0.0.1]:" + port + "/",
+		"http://0.0.0.0:" + port + "/", "http://10.0.0.1:" + port + "/", "http://192.168.1.1/", "http://100.64.0.1/",
+		"http://[fd12:3456::1]/", "http://169.254.169.254/latest/meta-data/"}
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true, Timeout: 2 * time.Second})
 	for _, u := range urls {
 		status, err := s.Send(context.Background(), request(u, true))
-		if !errors.Is(err, webhookhttp.ErrNotPublic) || status != 0 {
-			t.Errorf("live Send to %s = %d, %v; want ErrNotPublic", u, status, err)
-			continue
+		refusedAtDial(t, "live "+u, status, err)
+	}
+	if n := rc.count(); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
+	}
+}
+
+// TestNeverLinkLocalOrMetadata: no delivery of either mode, even on a
+// gateway whose test mode may reach local receivers, connects to a
+// link-local or cloud metadata address, "this network", an unspecified,
+// multicast or broadcast one, however written: the dialer's Control
+// refuses it before any packet is sent. The receiver listens on loopback,
+// where 0.0.0.0 and :: would reach it.
+func TestNeverLinkLocalOrMetadata(t *testing.T) {
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
+	_, port, _ := net.SplitHostPort(rc.Listener.Addr().String())
+	urls := []string{"http://169.254.169.254/latest/meta-data/", "http://169.254.0.1:" + port + "/", "http://[fe80::1]:" + port + "/",
+		"http://[fe80::1%25lo]:" + port + "/", "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/",
+		"http://[64:ff9b::a9fe:a9fe]/", "http://[fd00:ec2::254]/", "http://100.100.100.200/", "http://0.0.0.0:" + port + "/",
+		"http://0.1.2.3:" + port + "/", "http://[::]:" + port + "/", "http://[::ffff:0.0.0.0]:" + port + "/", "http://224.0.0.1/",
+		"http://239.255.255.250:1900/", "http://[ff02::1]/", "http://255.255.255.255/", "http://240.0.0.1/", "http://192.0.2.1/"}
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true, Timeout: 2 * time.Second})
+	for _, u := range urls {
+		for _, live := range []bool{false, true} {
+			status, err := s.Send(context.Background(), request(u, live))
+			refusedAtDial(t, fmt.Sprintf("%s (live %v)", u, live), status, err)
 		}
-		if msg := err.Error(); !strings.Contains(msg, "refused at dial") || !strings.Contains(msg, "not a public address") {
-			t.Errorf("live Send to %s: error %q does not say it was refused for its address", u, msg)
-		}
+	}
+	if n := rc.count(); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
+	}
+}
+
+// TestTestModeLocalOff: on a gateway whose test mode may not reach local
+// receivers, a test-mode delivery to loopback (a literal, or localhost,
+// which only the dialer resolves) is refused at dial.
+func TestTestModeLocalOff(t *testing.T) {
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
+	_, port, _ := net.SplitHostPort(rc.Listener.Addr().String())
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{Timeout: 2 * time.Second})
+	for _, u := range []string{rc.URL, "http://localhost:" + port + "/", "http://[::ffff:127.0.0.1]:" + port + "/"} {
+		status, err := s.Send(context.Background(), request(u, false))
+		refusedAtDial(t, "test "+u, status, err)
 	}
 	if n := rc.count(); n != 0 {
 		t.Errorf("the receiver got %d requests", n)
@@ -221,28 +273,118 @@ func TestLiveRefusesLocalAddresses(t *testing.T) {
 // opened to a local receiver is not lent to a live delivery.
 func TestLiveDoesNotReuseTestConnections(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
-	s := webhookhttp.New(webhookhttp.Config{})
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true})
 	if status, err := s.Send(context.Background(), request(rc.URL, false)); err != nil || status != http.StatusOK {
 		t.Fatalf("test-mode Send = %d, %v", status, err)
 	}
-	if _, err := s.Send(context.Background(), request(rc.URL, true)); !errors.Is(err, webhookhttp.ErrNotPublic) {
-		t.Fatalf("live Send after a test-mode one = %v; want ErrNotPublic", err)
+	if _, err := s.Send(context.Background(), request(rc.URL, true)); !errors.Is(err, payment.ErrWebhookAddress) {
+		t.Fatalf("live Send after a test-mode one = %v; want payment.ErrWebhookAddress", err)
 	}
 	if n := rc.count(); n != 1 {
 		t.Errorf("the receiver got %d requests, want the test-mode one", n)
 	}
 }
 
-func TestLiveAllowPrivate(t *testing.T) {
+// fakeLookup resolves the names it knows, and fails the test for any
+// other.
+func fakeLookup(t *testing.T, names map[string][]string) func(context.Context, string) ([]netip.Addr, error) {
+	return func(_ context.Context, host string) ([]netip.Addr, error) {
+		addrs, ok := names[host]
+		if !ok {
+			t.Errorf("CheckURL looked up %q", host)
+			return nil, errors.New("no such host")
+		}
+		var out []netip.Addr
+		for _, a := range addrs {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		if len(out) == 0 {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		return out, nil
+	}
+}
+
+// TestCheckURL: at registration, a URL whose host is, or resolves to, an
+// address the mode may not reach is payment.ErrWebhookAddress; one whose
+// name does not resolve now is left to the dial.
+func TestCheckURL(t *testing.T) {
+	names := map[string][]string{
+		"shop.example": {"93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"},
+		"meta.example": {"169.254.169.254"}, "mapped-meta.example": {"::ffff:169.254.169.254"},
+		"v6-meta.example": {"fe80::a9fe:a9fe"}, "aws-v6-meta.example": {"fd00:ec2::254"},
+		"half.example": {"93.184.215.14", "169.254.169.254"}, "lan.example": {"192.168.1.10"},
+		"home.example": {"127.0.0.1"}, "cgnat.example": {"100.64.1.1"}, "zero.example": {"0.0.0.0"},
+		"multicast.example": {"224.0.0.251"}, "gone.example": {},
+	}
+	type refused struct{ live, test, testLocal bool }
+	for u, w := range map[string]refused{
+		"https://shop.example/hooks":            {false, false, false},
+		"https://93.184.215.14/hooks":           {false, false, false},
+		"https://gone.example/":                 {false, false, false},
+		"not a url":                             {false, false, false},
+		"http://169.254.169.254/latest/":        {true, true, true},
+		"http://[::ffff:169.254.169.254]/":      {true, true, true},
+		"http://[fe80::1]/":                     {true, true, true},
+		"http://[fe80::1%25eth0]/":              {true, true, true},
+		"http://0.0.0.0:8080/":                  {true, true, true},
+		"http://0.1.2.3/":                       {true, true, true},
+		"http://[::]/":                          {true, true, true},
+		"http://224.0.0.1/":                     {true, true, true},
+		"http://[ff02::1]/":                     {true, true, true},
+		"http://meta.example/":                  {true, true, true},
+		"http://mapped-meta.example/":           {true, true, true},
+		"http://v6-meta.example/":               {true, true, true},
+		"http://aws-v6-meta.example/":           {true, true, true},
+		"http://half.example/":                  {true, true, true},
+		"http://zero.example/":                  {true, true, true},
+		"http://multicast.example/":             {true, true, true},
+		"http://127.0.0.1:8081/webhooks/kessai": {true, true, false},
+		"http://[::1]/":                         {true, true, false},
+		"http://home.example/":                  {true, true, false},
+		"http://10.1.2.3/":                      {true, true, false},
+		"http://lan.example/":                   {true, true, false},
+		"http://[fd12::1]/":                     {true, true, false},
+		"http://cgnat.example/":                 {true, true, false},
+	} {
+		for _, c := range []struct {
+			name            string
+			live, testLocal bool
+			want            bool
+		}{{"live", true, true, w.live}, {"test", false, false, w.test}, {"test with local receivers", false, true, w.testLocal}} {
+			s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: c.testLocal, LookupHost: fakeLookup(t, names)})
+			err := s.CheckURL(context.Background(), u, c.live)
+			if got := errors.Is(err, payment.ErrWebhookAddress); got != c.want || err != nil && !got {
+				t.Errorf("%s, %s: CheckURL = %v, want refused %v", u, c.name, err, c.want)
+			}
+		}
+	}
+}
+
+// TestDNSRebinding: a name that resolved to a public address when the
+// webhook was registered and to a loopback one when a delivery is made
+// is refused at dial. The registration's resolver says what an attacker's
+// DNS said then; the dialer asks the system's, which says localhost is
+// loopback.
+func TestDNSRebinding(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
-	s := webhookhttp.New(webhookhttp.Config{AllowPrivate: true})
-	if status, err := s.Send(context.Background(), request(rc.URL, true)); err != nil || status != http.StatusOK {
-		t.Fatalf("live Send with AllowPrivate = %d, %v; want 200", status, err)
+	_, port, _ := net.SplitHostPort(rc.Listener.Addr().String())
+	u := "http://localhost:" + port + "/hooks"
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{Timeout: 2 * time.Second, LookupHost: fakeLookup(t, map[string][]string{"localhost": {"93.184.215.14"}})})
+	for _, live := range []bool{true, false} {
+		if err := s.CheckURL(context.Background(), u, live); err != nil {
+			t.Fatalf("CheckURL while the name is public: %v", err)
+		}
+		status, err := s.Send(context.Background(), request(u, live))
+		refusedAtDial(t, fmt.Sprintf("re-bound name (live %v)", live), status, err)
+	}
+	if n := rc.count(); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
 	}
 }
 
 func TestSendRefusesOtherSchemes(t *testing.T) {
-	s := webhookhttp.New(webhookhttp.Config{})
+	s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true})
 	for _, u := range []string{"ftp://example.com/", "file:///etc/passwd", "/relative", "http://"} {
 		if _, err := s.Send(context.Background(), request(u, false)); err == nil {
 			t.Errorf("Send to %q succeeded", u)
@@ -254,7 +396,7 @@ func TestSendStopsWithItsContext(t *testing.T) {
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if _, err := webhookhttp.New(webhookhttp.Config{}).Send(ctx, request(rc.URL, false)); !errors.Is(err, context.Canceled) {
+	if _, err := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: true}).Send(ctx, request(rc.URL, false)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Send with its context canceled = %v; want context.Canceled", err)
 	}
 }
@@ -275,6 +417,23 @@ func TestPublic(t *testing.T) {
 	} {
 		if got := webhookhttp.Public(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("Public(%s) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+func TestLocal(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1": true, "127.8.9.10": true, "::1": true, "::ffff:127.0.0.1": true, "10.1.2.3": true, "172.16.0.1": true,
+		"172.31.255.255": true, "192.168.1.1": true, "::ffff:192.168.1.1": true, "fc00::1": true, "fd12:3456::1": true,
+		"100.64.0.1": true, "100.127.255.254": true,
+
+		"8.8.8.8": false, "2001:4860:4860::8888": false, "169.254.169.254": false, "169.254.0.1": false, "fe80::1": false,
+		"fe80::1%eth0": false, "::ffff:169.254.169.254": false, "fd00:ec2::254": false, "100.100.100.200": false,
+		"0.0.0.0": false, "0.1.2.3": false, "::": false, "224.0.0.1": false, "ff02::1": false, "255.255.255.255": false,
+		"172.32.0.1": false, "100.128.0.1": false, "::127.0.0.1": false, "64:ff9b::7f00:1": false, "192.0.2.1": false,
+	} {
+		if got := webhookhttp.Local(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("Local(%s) = %v, want %v", addr, got, want)
 		}
 	}
 }

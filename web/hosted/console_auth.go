@@ -2,11 +2,14 @@ package hosted
 
 import (
 	"errors"
+	"net"
 	"net/http"
-	"slices"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/kessai/kessai/server/forwarded"
 	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/web/message"
@@ -214,22 +217,51 @@ type mailboxView struct {
 	Messages []mail.Message
 }
 
-// mailboxPage shows the local mailbox, when mail has no SMTP server to go
-// to, to a browser on this machine only: the mails hold reset links.
+// mailboxPage shows the local mailbox, when the operator turned it on for
+// local development (and mail has no SMTP server to go to), to a browser
+// on this machine only: the mails hold reset links.
 func (c *console) mailboxPage(cr *consoleRequest) error {
-	if c.mailbox == nil || !loopback(cr.r) || forwarded(cr.r) {
+	if c.mailbox == nil || !fromThisMachine(cr.r) {
 		return payment.NotFound("mailbox")
 	}
 	c.render(cr, http.StatusOK, "console_mailbox", "mailbox", mailboxView{Messages: c.mailbox.Messages()})
 	return nil
 }
 
-// forwarded reports whether a proxy says it passed the request on: a
-// proxy on the same machine makes every request look local.
-func forwarded(r *http.Request) bool {
-	return slices.ContainsFunc([]string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"}, func(h string) bool {
-		return r.Header.Get(h) != ""
-	})
+// fromThisMachine reports whether a request came straight from a browser
+// on this machine. A proxy on the same machine makes every request's peer
+// loopback; what it adds (any forwarding header, even empty), the public
+// Host it may pass on, and the HTTP/1.0 that nginx's plain proxy_pass
+// speaks to its upstream tell most proxies apart. One that shows none of
+// them (a TCP tunnel) cannot be told apart, which is why the mailbox is
+// only ever on when the operator turns it on.
+func fromThisMachine(r *http.Request) bool {
+	switch {
+	case !loopback(r):
+		return false
+	case !loopbackHost(r.Host):
+		return false
+	case !r.ProtoAtLeast(1, 1):
+		return false
+	case forwarded.Proxied(r.Header):
+		return false
+	}
+	return true
+}
+
+// loopbackHost reports whether a Host header names this machine: a
+// loopback address or localhost (and its subdomains, which browsers
+// resolve to loopback themselves, RFC 6761), with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Zone() == "" && a.Unmap().IsLoopback()
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
 }
 
 // accountView is the account page's content.

@@ -3,11 +3,13 @@ package hosted
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -55,7 +57,9 @@ func newKeysFixture(t *testing.T, configure ...func(*payment.Config)) *keysFixtu
 	}))
 	t.Cleanup(k.receiver.Close)
 	k.consoleFixture = newBareConsole(t, servicetest.Options{
-		WebhookSender: webhookhttp.New(webhookhttp.Config{Timeout: 5 * time.Second}),
+		WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: true, Timeout: 5 * time.Second,
+			// The receiver is an IP literal; no name is looked up for real.
+			LookupHost: func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }}),
 		Configure: func(cfg *payment.Config) {
 			for _, c := range configure {
 				c(cfg)
@@ -264,6 +268,11 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	p = k.post(t, path, url.Values{"url": {hookURL}, "triggers": {"charge_finished"}, "active": {"yes"}})
 	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "already has a webhook with this URL") {
 		t.Errorf("the same URL again: %d", p.status)
+	}
+	// An address no webhook may reach is refused on the form, by name.
+	p = k.post(t, path, url.Values{"url": {"http://169.254.169.254/latest/meta-data/"}, "triggers": {"charge_finished"}, "active": {"yes"}})
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "URL: an address webhooks may not reach") {
+		t.Errorf("the metadata address: %d\n%s", p.status, p.body)
 	}
 	// No trigger.
 	p = k.post(t, path, url.Values{"url": {hookURL + "/2"}, "active": {"yes"}})
@@ -522,6 +531,26 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 	}
 }
 
+// TestConsoleKeysTestChargeUnknownClient: behind a trusted proxy whose
+// chain names no readable client, the console's test charge is still made,
+// its token with no IP address rather than the word the limits use.
+func TestConsoleKeysTestChargeUnknownClient(t *testing.T) {
+	k := newKeysFixture(t)
+	k.console.clientIP = func(*http.Request) string { return api.UnknownClient }
+	path := storePath(k.demo.StoreID, "/test_charge")
+	loc := keysRedirect(t, "test charge", k.post(t, path, url.Values{"amount": {"1500"}, "currency": {"JPY"}, "card": {"success"}}),
+		storePath(k.demo.StoreID, "/charges/"))
+	id := uuid.MustParse(strings.TrimPrefix(loc, storePath(k.demo.StoreID, "/charges/")))
+	ch := servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, id, "the test charge", servicetest.Settled)
+	tok, err := k.svc.Token(context.Background(), k.demo.Caller, k.demo.StoreID, ch.TokenID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.IPAddress != "" {
+		t.Errorf("the token's IP address %q, want none", tok.IPAddress)
+	}
+}
+
 // TestConsoleKeysTestChargeQuota: the daily test charge quota is the
 // service's and the page names it.
 func TestConsoleKeysTestChargeQuota(t *testing.T) {
@@ -567,7 +596,7 @@ func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := k.receiver.URL + "/live"
+	u := "https://live.invalid/live" // a live webhook may not name the loopback receiver
 	hook, err := k.svc.CreateWebhook(ctx, liveCaller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u})
 	if err != nil {
 		t.Fatal(err)

@@ -573,13 +573,20 @@ func TestConsoleMailbox(t *testing.T) {
 	if p := b.get(t, "/console/mailbox"); p.status != http.StatusOK || !strings.Contains(p.body, "/console/reset/SECRET") {
 		t.Fatalf("from this machine: %d", p.status)
 	}
-	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"} {
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-Ip", "Via", "True-Client-Ip", "Cf-Connecting-Ip"} {
 		if p := b.do(t, http.MethodGet, "/console/mailbox", nil, h, "203.0.113.7"); p.status != http.StatusNotFound || strings.Contains(p.body, "SECRET") {
 			t.Errorf("through a proxy (%s): %d", h, p.status)
 		}
 	}
+	// A peer on another machine, though it names this one as Host.
 	r := httptest.NewRequest(http.MethodGet, "/console/mailbox", nil)
+	r.Host = "127.0.0.1:8080"
 	r.RemoteAddr = "203.0.113.7:5555"
+	rec := httptest.NewRecorder()
+	f.srv.Config.Handler.ServeHTTP(rec, r)
+	if rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "SECRET") {
+		t.Errorf("from another machine: %d", rec.Code)
+	}
 	if loopback(r) {
 		t.Error("203.0.113.7 is loopback")
 	}
@@ -587,6 +594,16 @@ func TestConsoleMailbox(t *testing.T) {
 		r.RemoteAddr = a
 		if !loopback(r) {
 			t.Errorf("%s is not loopback", a)
+		}
+	}
+	for host, want := range map[string]bool{
+		"localhost": true, "localhost:8080": true, "LocalHost.": true, "shop.localhost:1": true, "127.0.0.1": true,
+		"127.8.9.10:80": true, "[::1]:8080": true, "[::1]": true, "[::ffff:127.0.0.1]:1": true,
+		"": false, "pay.example.com": false, "localhost.example": false, "notlocalhost": false, "10.0.0.1:8080": false,
+		"0.0.0.0:8080": false, "[::]:8080": false, "[fe80::1%25eth0]:1": false, "169.254.169.254": false,
+	} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v, want %v", host, got, want)
 		}
 	}
 	f.console.mailbox = nil

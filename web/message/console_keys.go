@@ -125,6 +125,7 @@ var consoleKeys = map[string]Text{
 
 	"reason_INVALID_FORMAT_URL":                {"not a valid URL", "URL の形式が正しくありません"},
 	"reason_INVALID_FORMAT_DOMAIN":             {"not a valid domain", "ドメインの形式が正しくありません"},
+	"reason_ADDRESS_NOT_ALLOWED":               {"an address webhooks may not reach (link-local or cloud metadata, or a loopback or private network this gateway keeps them out of)", "Webhook の送信先にできないアドレスです（リンクローカルやクラウドのメタデータ、またはこのゲートウェイが送信を許可していないループバック・プライベートネットワーク）"},
 	"reason_MUST_HAVE_AT_LEAST_ONE_ELEMENT":    {"choose at least one", "1 つ以上選択してください"},
 	"reason_INVALID_EVENT_FOR_STORE":           {"not an event Kessai sends", "Kessai が送信するイベントではありません"},
 	"reason_MUST_CONTAIN_UNIQUE_ELEMENTS_ONLY": {"named twice", "重複しています"},

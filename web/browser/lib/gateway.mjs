@@ -53,7 +53,12 @@ export async function startGateway({ env = {} } = {}) {
   const demoEndpoint = `http://127.0.0.1:${demoPort}`;
   const stderrPath = join(dataDir, "gateway.stderr.log");
   const stdoutPath = join(dataDir, "gateway.stdout.log");
-  const baseEnv = { KESSAI_ADDR: `127.0.0.1:${port}`, KESSAI_DEMO_ADDR: `127.0.0.1:${demoPort}`, KESSAI_DATA_DIR: dataDir, ...env };
+  // The console's local mailbox is on, as make run has it: the console
+  // suite follows a reset link from it.
+  const baseEnv = {
+    KESSAI_ADDR: `127.0.0.1:${port}`, KESSAI_DEMO_ADDR: `127.0.0.1:${demoPort}`, KESSAI_DATA_DIR: dataDir,
+    KESSAI_DEV_MAILBOX: "true", ...env,
+  };
   const childEnv = gatewayEnv(baseEnv);
 
   const stderrFile = createWriteStream(stderrPath);
