@@ -128,11 +128,8 @@ func (s *Service) testChargeQuota() Quota {
 func (p *NewCharge) check(c *Caller) error {
 	var v Validation
 	if p.ThreeDS != nil {
-		switch {
-		case p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode]:
+		if p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode] {
 			v.Add("three_ds.mode", ReasonInvalidFormat)
-		case p.ThreeDS.Mode == "skip" && !c.withSecret:
-			v.Add("three_ds.mode", "FORBIDDEN_PARAMETER")
 		}
 		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
 		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
@@ -159,6 +156,19 @@ func (p *NewCharge) check(c *Caller) error {
 		return err
 	}
 	return p.Metadata.check("metadata")
+}
+
+// threeDSMode is the 3-D Secure mode the charge asks for: provided when it
+// carries the merchant's own authentication (whatever mode it names, as
+// sealExternalThreeDS records it), else its three_ds.mode, "" for none.
+func (p *NewCharge) threeDSMode() string {
+	if e := p.ExternalThreeDS; e != nil && !e.empty() {
+		return "provided"
+	}
+	if p.ThreeDS != nil {
+		return p.ThreeDS.Mode
+	}
+	return ""
 }
 
 // The window of capture_at, when an authorisation is to be captured: at
@@ -255,6 +265,9 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		}
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
+		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.threeDSMode()); err != nil {
+			return err
+		}
 		return s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c, request: &p})
 	})
 	if err != nil {

@@ -557,6 +557,11 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 		if err := subscriptionToken(tok, c, storeID, now, true); err != nil {
 			return err
 		}
+		// Its first charge takes the subscription's 3-D Secure, now or
+		// when the scheduler makes it.
+		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.Charge.threeDSMode()); err != nil {
+			return err
+		}
 		sub.Email, sub.CardLastFour = tok.Email, tok.Card.LastFour
 		if chargeNow {
 			sub.Status = SubscriptionUnverified

@@ -338,6 +338,15 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if err := storeAllowsToken(st.Settings, tok); err != nil {
 			return err
 		}
+		// A token's 3-D Secure counts for its charges (a charge on an
+		// authenticated token goes frictionless unless forced): what it
+		// asks for is held to the store's as a charge's is. A mode alone,
+		// without enabled, does nothing yet, and is held all the same.
+		if tok.ThreeDS.Enabled || tok.ThreeDS.Mode != "" {
+			if err := c.checkThreeDSMode("three_ds.mode", tokenThreeDSMode(tok.ThreeDS.Mode), st); err != nil {
+				return err
+			}
+		}
 		if tok.CVVAuthorize.Enabled {
 			tok.CVVAuthorize.Status = CVVAuthPending
 		}
