@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/google/uuid"
@@ -279,4 +280,89 @@ func wantFieldReason(t testing.TB, errs []fieldError, field, reason string) {
 		}
 	}
 	t.Errorf("no error names %s: %v", field, errs)
+}
+
+// TestBrowserRedirectsOnItsDomains: a browser token set redirect.endpoint
+// or three_ds.redirect_endpoint to any host, and the wallet page's Cancel
+// sent the shopper there (303 Location: https://evil.example/…). A
+// browser's redirect must be on its app token's domains (the link form's
+// rule) or on the gateway's own pages (the link form's return), on every
+// field that becomes a redirect.
+func TestBrowserRedirectsOnItsDomains(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	br, fromShop := browser(f.a1), origin(payShopOrigin)
+	const evil = "https://evil.example/phish"
+	refused := []string{
+		evil, "https://shop.example.evil.example/", "https://evil.example/?u=https://shop.example/",
+		"https://evilshop.example/", "http://pay.kessai.test.evil.example/forms/x/return",
+	}
+	allowed := []string{
+		"https://shop.example/done?order=1", "http://shop.example:8443/done", publicOrigin + "/forms/order-1/return",
+	}
+	cardToken := func(t *testing.T, typ string) string {
+		return jstr(f.tokenAt(t, br, with(cardBody(plainCard), "type", typ), fromShop), "id")
+	}
+	paths := []struct {
+		name, field string
+		// send makes the request with the redirect u as auth, and the
+		// origin opts.
+		send func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder
+	}{
+		{"charge redirect.endpoint", "redirect.endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			return f.do(t, "POST", "/charges", auth, chargeBody(cardToken(t, "one_time"), 1000, "JPY", "redirect", map[string]any{"endpoint": u}), opts...)
+		}},
+		{"wallet charge redirect.endpoint", "redirect.endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			tok := jstr(f.tokenAt(t, br, onlineBody("pay_pay_online", "web"), fromShop), "id")
+			return f.do(t, "POST", "/charges", auth, chargeBody(tok, 1000, "JPY", "redirect", map[string]any{"endpoint": u}), opts...)
+		}},
+		{"charge three_ds.redirect_endpoint", "three_ds.redirect_endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			return f.do(t, "POST", "/charges", auth, chargeBody(cardToken(t, "one_time"), 1000, "JPY", "three_ds", map[string]any{"mode": "normal", "redirect_endpoint": u}), opts...)
+		}},
+		{"subscription redirect.endpoint", "redirect.endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			return f.do(t, "POST", "/subscriptions", auth, subBody(cardToken(t, "subscription"), "redirect", map[string]any{"endpoint": u}), opts...)
+		}},
+		{"subscription three_ds.redirect_endpoint", "three_ds.redirect_endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			return f.do(t, "POST", "/subscriptions", auth, subBody(cardToken(t, "subscription"), "three_ds", map[string]any{"redirect_endpoint": u}), opts...)
+		}},
+		{"token three_ds.redirect_endpoint", "three_ds.redirect_endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			return f.do(t, "POST", "/tokens", auth, with(cardBody(plainCard), "three_ds", map[string]any{"enabled": true, "redirect_endpoint": u}), opts...)
+		}},
+		{"token data.three_ds.redirect_endpoint", "three_ds.redirect_endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			return f.do(t, "POST", "/tokens", auth, withData(cardBody(plainCard), "three_ds", map[string]any{"enabled": true, "redirect_endpoint": u}), opts...)
+		}},
+		{"token POST three_ds redirect_endpoint", "redirect_endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
+			path := storePath(f.storeA1, "/tokens/"+cardToken(t, "recurring")+"/three_ds")
+			return f.do(t, "POST", path, auth, map[string]any{"redirect_endpoint": u}, opts...)
+		}},
+	}
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			for _, u := range refused {
+				rec := p.send(t, br, u, fromShop)
+				wantFieldReason(t, wantError(t, rec, http.StatusBadRequest, payment.CodeValidation, p.field), p.field, payment.ReasonInvalidDomain)
+			}
+			for _, u := range allowed {
+				if rec := p.send(t, br, u, fromShop); rec.Code >= 300 {
+					t.Errorf("%s refused from a browser: %d %s", u, rec.Code, rec.Body)
+				}
+			}
+			// The merchant's server sends its shoppers where it likes.
+			if rec := p.send(t, server(f.a1), evil); rec.Code >= 300 {
+				t.Errorf("%s refused with the secret: %d %s", evil, rec.Code, rec.Body)
+			}
+		})
+	}
+
+	// What the issue showed: a wallet charge's page sent the shopper to
+	// the browser's host. The merchant's server may still choose any.
+	tok := jstr(f.tokenAt(t, br, onlineBody("pay_pay_online", "web"), fromShop), "id")
+	wantError(t, f.do(t, "POST", "/charges", br, chargeBody(tok, 1000, "JPY", "redirect", map[string]any{"endpoint": evil}), fromShop),
+		http.StatusBadRequest, payment.CodeValidation, "redirect.endpoint")
+	srvTok := jstr(f.tokenAt(t, server(f.a1), onlineBody("pay_pay_online", "web")), "id")
+	id := f.charge(t, srvTok, 1000, "JPY", "redirect", map[string]any{"endpoint": evil})
+	f.process(t)
+	it := ok(t, f.do(t, "GET", f.chargePath(id)+"/issuer_token", server(f.a1), nil), http.StatusOK)
+	if page := f.act(t, approvalKey(t, jstr(it, "issuer_token")), payment.ActionCancel, ""); page.RedirectEndpoint != evil {
+		t.Errorf("the wallet page of the server's charge returns to %q, want %q", page.RedirectEndpoint, evil)
+	}
 }

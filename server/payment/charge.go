@@ -124,14 +124,15 @@ func (s *Service) testChargeQuota() Quota {
 	return Quota{Resource: "test_charge", Limit: s.limits.TestChargesPerDay, Daily: true}
 }
 
-// check validates the descriptive fields of a new charge.
-func (p *NewCharge) check(c *Caller) error {
+// check validates the descriptive fields of a new charge; gateway is the
+// gateway's public origin, where a browser's redirects may also lead.
+func (p *NewCharge) check(c *Caller, gateway string) error {
 	var v Validation
 	if p.ThreeDS != nil {
 		if p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode] {
 			v.Add("three_ds.mode", ReasonInvalidFormat)
 		}
-		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
+		checkRedirect(&v, c, gateway, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
 		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
 	}
 	if e := p.ExternalThreeDS; e != nil && !e.empty() {
@@ -150,7 +151,7 @@ func (p *NewCharge) check(c *Caller) error {
 	} else {
 		checkText(&v, "descriptor", p.Descriptor, maxDescriptorLen)
 	}
-	checkURL(&v, "redirect.endpoint", p.RedirectEndpoint)
+	checkRedirect(&v, c, gateway, "redirect.endpoint", p.RedirectEndpoint)
 	checkIP(&v, "ip_address", p.IPAddress)
 	if err := v.Err(); err != nil {
 		return err
@@ -229,7 +230,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	if p.Amount < cur.MinAmount {
 		return nil, Errorf(CodeChargeAmountTooLow, "amount is below the minimum for "+cur.Code)
 	}
-	if err := p.check(c); err != nil {
+	if err := p.check(c, s.publicOrigin); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()

@@ -526,7 +526,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Charge.check(c); err != nil {
+	if err := p.Charge.check(c, s.publicOrigin); err != nil {
 		return nil, err
 	}
 	if p.FirstChargeCaptureAfter != "" {

@@ -376,7 +376,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 	if r.Mode != "" && !tokenThreeDSModes[r.Mode] {
 		v.Add("mode", ReasonInvalidFormat)
 	}
-	checkURL(&v, "redirect_endpoint", r.RedirectEndpoint)
+	checkRedirect(&v, c, s.publicOrigin, "redirect_endpoint", r.RedirectEndpoint)
 	checkText(&v, "redirect_id", r.RedirectID, maxRedirectIDLen)
 	if err := v.Err(); err != nil {
 		return nil, err
