@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -365,4 +367,104 @@ func TestBrowserRedirectsOnItsDomains(t *testing.T) {
 	if page := f.act(t, approvalKey(t, jstr(it, "issuer_token")), payment.ActionCancel, ""); page.RedirectEndpoint != evil {
 		t.Errorf("the wallet page of the server's charge returns to %q, want %q", page.RedirectEndpoint, evil)
 	}
+}
+
+// TestBrowserReadsOnlyItsOwnChallenge: with a charge's id, the appId read
+// the issuer token of any charge of its store (a 3-D Secure challenge, a
+// wallet's page, a merchant QR), and with the page's key could cancel or
+// fail another shopper's payment. A browser reads them only for a charge
+// a browser made in the last few minutes, as the widget does at once; a
+// merchant's server, always.
+func TestBrowserReadsOnlyItsOwnChallenge(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	br, fromShop := browser(f.a1), origin(payShopOrigin)
+	// Each way a charge awaiting its shopper comes about, by whom.
+	threeDS := func(tokAuth, chargeAuth string, opts ...reqOpt) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			tok := jstr(f.tokenAt(t, tokAuth, cardBody(challengeCard), opts...), "id")
+			var chOpts []reqOpt
+			if chargeAuth == br {
+				chOpts = []reqOpt{fromShop}
+			}
+			return jstr(f.chargeAt(t, chargeAuth, chargeBody(tok, 3000, "JPY", "three_ds", map[string]any{"mode": "normal"}), chOpts...), "id")
+		}
+	}
+	wallet := func(body map[string]any, tokAuth, chargeAuth string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			var tokOpts, chOpts []reqOpt
+			if tokAuth == br {
+				tokOpts = []reqOpt{fromShop}
+			}
+			if chargeAuth == br {
+				chOpts = []reqOpt{fromShop}
+			}
+			tok := jstr(f.tokenAt(t, tokAuth, body, tokOpts...), "id")
+			return jstr(f.chargeAt(t, chargeAuth, chargeBody(tok, 700, "JPY"), chOpts...), "id")
+		}
+	}
+	srv := server(f.a1)
+	qr := map[string]any{"payment_type": "qr_merchant", "data": map[string]any{"brand": "pay_pay_merchant"}}
+	online := onlineBody("pay_pay_online", "web")
+	// Each route after …/charges/{id} that leads to an approval's page.
+	routes := []struct {
+		path      string
+		byServer  func(t *testing.T) string
+		byBrowser func(t *testing.T) string
+		// serverOnBrowserToken: the merchant's server charged a token
+		// the browser made moments ago (the widget's token checkout).
+		serverOnBrowserToken func(t *testing.T) string
+	}{
+		{"/three_ds/issuer_token", threeDS(srv, srv), threeDS(br, br, fromShop), threeDS(br, srv, fromShop)},
+		{"/issuer_token", wallet(online, srv, srv), wallet(online, br, br), wallet(online, br, srv)},
+		{"/issuerToken", wallet(online, srv, srv), wallet(online, br, br), wallet(online, br, srv)},
+		{"/qr", wallet(qr, srv, srv), wallet(qr, br, br), wallet(qr, br, srv)},
+	}
+	read := func(t *testing.T, auth, id, route string, opts ...reqOpt) *httptest.ResponseRecorder {
+		t.Helper()
+		return f.do(t, "GET", f.chargePath(id)+route, auth, nil, opts...)
+	}
+	for _, r := range routes {
+		t.Run(strings.ReplaceAll(r.path[1:], "/", "_"), func(t *testing.T) {
+			// Another shopper's charge, made by the merchant's server.
+			id := r.byServer(t)
+			f.process(t)
+			wantError(t, read(t, br, id, r.path, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+			ok(t, read(t, srv, id, r.path), http.StatusOK)
+
+			// The merchant's server charged the browser's fresh token.
+			id = r.serverOnBrowserToken(t)
+			f.process(t)
+			wantError(t, read(t, br, id, r.path, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+			ok(t, read(t, srv, id, r.path), http.StatusOK)
+
+			// The widget's own charge, while the shopper is at it.
+			id = r.byBrowser(t)
+			f.process(t)
+			ok(t, read(t, br, id, r.path, fromShop), http.StatusOK)
+			f.clock.Advance(4 * time.Minute)
+			ok(t, read(t, br, id, r.path, fromShop), http.StatusOK)
+			// A few minutes on, it is no longer the browser's to read;
+			// the page itself is still open to the shopper who has it.
+			f.clock.Advance(2 * time.Minute)
+			wantError(t, read(t, br, id, r.path, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+			ok(t, read(t, srv, id, r.path), http.StatusOK)
+		})
+	}
+
+	t.Run("SubscriptionFirstCharge", func(t *testing.T) {
+		// The widget follows a new subscription's first charge as a
+		// payment's: the browser made it with the subscription.
+		firstCharge := func(t *testing.T, auth string, opts ...reqOpt) string {
+			t.Helper()
+			tok := jstr(f.tokenAt(t, auth, with(cardBody(challengeCard), "type", "subscription"), opts...), "id")
+			sub := jstr(ok(t, f.do(t, "POST", "/subscriptions", auth, subBody(tok, "three_ds", map[string]any{"mode": "normal"}), opts...), http.StatusCreated), "id")
+			f.process(t)
+			return listIDs(t, ok(t, f.do(t, "GET", f.subPath(sub)+"/charges", auth, nil, opts...), http.StatusOK))[0]
+		}
+		id := firstCharge(t, br, fromShop)
+		ok(t, read(t, br, id, "/three_ds/issuer_token", fromShop), http.StatusOK)
+		id = firstCharge(t, srv)
+		wantError(t, read(t, br, id, "/three_ds/issuer_token", fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+		ok(t, read(t, srv, id, "/three_ds/issuer_token"), http.StatusOK)
+	})
 }

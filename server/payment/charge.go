@@ -82,8 +82,13 @@ type Charge struct {
 	// filter on them.
 	CardLastFour string
 	Email        string
-	CreatedOn    time.Time
-	UpdatedOn    time.Time
+	// FromBrowser is set when a browser (an app token without its secret)
+	// made the charge: only then may a browser follow its shopper's
+	// approval (the issuer token, the QR code), and only for a few
+	// minutes.
+	FromBrowser bool
+	CreatedOn   time.Time
+	UpdatedOn   time.Time
 }
 
 // stage is where the charge is, for a long poll to see a change.
@@ -208,6 +213,27 @@ func browserMayCharge(tok *TransactionToken, now time.Time) bool {
 func madeByBrowserJustNow(tok *TransactionToken, now time.Time) bool {
 	age := now.Sub(tok.CreatedOn)
 	return tok.FromBrowser && age >= 0 && age <= browserChargeWindow
+}
+
+// chargeMadeByBrowserJustNow reports whether a browser made ch within the
+// browser window before now: the widget following the charge it has just
+// made to its shopper's challenge or wallet page.
+func chargeMadeByBrowserJustNow(ch *Charge, now time.Time) bool {
+	age := now.Sub(ch.CreatedOn)
+	return ch.FromBrowser && age >= 0 && age <= browserChargeWindow
+}
+
+// chargeApprovalCaller checks that c may send a charge's shopper on to the
+// approval it awaits (its issuer token, its QR code): the page's key in
+// them lets whoever holds it pay, fail or cancel the payment. A
+// merchant's server may, and the browser that has just made the charge,
+// as for its first charge; any other browser holding the public app token
+// and a charge's id would reach another shopper's payment.
+func (s *Service) chargeApprovalCaller(c *Caller, ch *Charge) error {
+	if c.withSecret || chargeMadeByBrowserJustNow(ch, s.clock.Now()) {
+		return nil
+	}
+	return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
 }
 
 // CreateCharge records a charge as pending and hands it to the worker, which
@@ -340,6 +366,7 @@ func (s *Service) placeCharge(ctx context.Context, tx Tx, o chargeOrder) error {
 		}
 	}
 	ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email
+	ch.FromBrowser = c != nil && !c.withSecret
 	if c != nil {
 		if err := s.rejectDuplicate(ctx, tx, tok, ch, now); err != nil {
 			return err

@@ -299,6 +299,9 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, store
 		if err != nil {
 			return err
 		}
+		if err := s.chargeApprovalCaller(c, ch); err != nil {
+			return err
+		}
 		if ch.TokenPaymentType() != PaymentTypeCard {
 			return Invalid("transaction_token_id", "ONLY_FOR_CARD_PAYMENT")
 		}
