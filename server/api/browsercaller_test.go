@@ -306,8 +306,8 @@ func TestBrowserRedirectsOnItsDomains(t *testing.T) {
 	}
 	paths := []struct {
 		name, field string
-		// send makes the request with the redirect u as auth, and the
-		// origin opts.
+		// send makes the request as auth with the redirect u; opts
+		// carry a browser's origin.
 		send func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder
 	}{
 		{"charge redirect.endpoint", "redirect.endpoint", func(t *testing.T, auth, u string, opts ...reqOpt) *httptest.ResponseRecorder {
@@ -379,9 +379,9 @@ func TestBrowserReadsOnlyItsOwnChallenge(t *testing.T) {
 	f := newPayFixture(t, payOptions{})
 	br, fromShop := browser(f.a1), origin(payShopOrigin)
 	// Each way a charge awaiting its shopper comes about, by whom.
-	threeDS := func(tokAuth, chargeAuth string, opts ...reqOpt) func(t *testing.T) string {
+	threeDS := func(tokAuth, chargeAuth string, tokOpts ...reqOpt) func(t *testing.T) string {
 		return func(t *testing.T) string {
-			tok := jstr(f.tokenAt(t, tokAuth, cardBody(challengeCard), opts...), "id")
+			tok := jstr(f.tokenAt(t, tokAuth, cardBody(challengeCard), tokOpts...), "id")
 			var chOpts []reqOpt
 			if chargeAuth == br {
 				chOpts = []reqOpt{fromShop}
@@ -450,6 +450,26 @@ func TestBrowserReadsOnlyItsOwnChallenge(t *testing.T) {
 			ok(t, read(t, srv, id, r.path), http.StatusOK)
 		})
 	}
+
+	t.Run("TokenChallenge", func(t *testing.T) {
+		// A token's own 3-D Secure challenge, the sibling route: the same
+		// rule, from the token (tokenThreeDSCaller).
+		challenged := func(t *testing.T, auth string, opts ...reqOpt) string {
+			t.Helper()
+			b := withData(with(cardBody(challengeCard), "type", "recurring"), "three_ds", map[string]any{"enabled": true})
+			id := jstr(f.tokenAt(t, auth, b, opts...), "id")
+			f.process(t)
+			return storePath(f.storeA1, "/tokens/"+id+"/three_ds/issuer_token")
+		}
+		path := challenged(t, srv)
+		wantError(t, f.do(t, "GET", path, br, nil, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+		ok(t, f.do(t, "GET", path, srv, nil), http.StatusOK)
+		path = challenged(t, br, fromShop)
+		ok(t, f.do(t, "GET", path, br, nil, fromShop), http.StatusOK)
+		f.clock.Advance(6 * time.Minute)
+		wantError(t, f.do(t, "GET", path, br, nil, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+		ok(t, f.do(t, "GET", path, srv, nil), http.StatusOK)
+	})
 
 	t.Run("SubscriptionFirstCharge", func(t *testing.T) {
 		// The widget follows a new subscription's first charge as a
