@@ -438,7 +438,11 @@ func TestThreeDSChallenges(t *testing.T) {
 			jstr(m, "three_ds.redirect_id") != "order-7" {
 			t.Errorf("charge three_ds = %v", m["three_ds"])
 		}
-		it := ok(t, f.do(t, "GET", f.chargePath(id)+"/three_ds/issuer_token", browser(f.a1), nil, origin(payShopOrigin)), http.StatusOK)
+		// Another shopper's charge, which the merchant's server made, is
+		// not a browser's to follow (TestBrowserReadsOnlyItsOwnChallenge).
+		wantError(t, f.do(t, "GET", f.chargePath(id)+"/three_ds/issuer_token", browser(f.a1), nil, origin(payShopOrigin)),
+			http.StatusForbidden, payment.CodeInvalidPermissions)
+		it := ok(t, f.do(t, "GET", f.chargePath(id)+"/three_ds/issuer_token", server(f.a1), nil), http.StatusOK)
 		want := map[string]any{
 			"call_method": "http_post", "content_type": "application/x-www-form-urlencoded; charset=UTF-8",
 			"payment_type": "card", "payload": map[string]any{"resource_id": id, "resource_type": "charge"},

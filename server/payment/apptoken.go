@@ -125,6 +125,22 @@ func NormalizeDomain(d string) (string, bool) {
 	return d, true
 }
 
+// RedirectAllowed reports whether raw is a URL the gateway may send a
+// shopper to for a browser with app token domains: an absolute http(s) URL
+// a browser can follow (ParseWebURL, at most maxLen bytes) whose origin is
+// on one of the domains (OriginAllowed). It returns the URL normalised.
+// Anything else would make the gateway an open redirector for whoever
+// reads a page's public app token. The link form checks its redirect
+// parameters with it, the API a browser's redirect fields
+// (Caller.redirectAllowed).
+func RedirectAllowed(raw string, maxLen int, domains []string) (string, bool) {
+	u, ok := ParseWebURL(raw, maxLen)
+	if !ok || !OriginAllowed(domains, u.Scheme+"://"+u.Host) {
+		return "", false
+	}
+	return u.String(), true
+}
+
 // OriginAllowed reports whether a browser origin ("https://shop.example")
 // belongs to one of the domains. A domain without a port allows any port of
 // that host; "*.example.com" allows every subdomain of example.com.

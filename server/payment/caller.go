@@ -2,6 +2,7 @@ package payment
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -61,6 +62,22 @@ func (c *Caller) requireSecret() error {
 		return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
 	}
 	return nil
+}
+
+// redirectAllowed reports whether the gateway may send the caller's
+// shopper to raw, a URL checkURL accepts: a merchant's server anywhere; a
+// browser only to its app token's domains, by the link form's rule
+// (RedirectAllowed), or to the gateway's own pages (gateway, its public
+// origin), where the link form's challenge comes back.
+func (c *Caller) redirectAllowed(raw, gateway string) bool {
+	if c.withSecret {
+		return true
+	}
+	if _, ok := RedirectAllowed(raw, maxURLLen, c.token.Domains); ok {
+		return true
+	}
+	u, ok := ParseWebURL(raw, maxURLLen)
+	return ok && gateway != "" && strings.EqualFold(u.Scheme+"://"+u.Host, gateway)
 }
 
 // ownMode narrows a list's mode filter to the caller's mode: a token sees

@@ -82,8 +82,13 @@ type Charge struct {
 	// filter on them.
 	CardLastFour string
 	Email        string
-	CreatedOn    time.Time
-	UpdatedOn    time.Time
+	// FromBrowser is set when a browser (an app token without its secret)
+	// made the charge: only then may a browser follow its shopper's
+	// approval (the issuer token, the QR code), and only for a few
+	// minutes.
+	FromBrowser bool
+	CreatedOn   time.Time
+	UpdatedOn   time.Time
 }
 
 // stage is where the charge is, for a long poll to see a change.
@@ -130,17 +135,15 @@ func (s *Service) testChargeQuota() Quota {
 	return Quota{Resource: "test_charge", Limit: s.limits.TestChargesPerDay, Daily: true}
 }
 
-// check validates the descriptive fields of a new charge.
-func (p *NewCharge) check(c *Caller) error {
+// check validates the descriptive fields of a new charge; gateway is the
+// gateway's public origin, where a browser's redirects may also lead.
+func (p *NewCharge) check(c *Caller, gateway string) error {
 	var v Validation
 	if p.ThreeDS != nil {
-		switch {
-		case p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode]:
+		if p.ThreeDS.Mode != "" && !chargeThreeDSModes[p.ThreeDS.Mode] {
 			v.Add("three_ds.mode", ReasonInvalidFormat)
-		case p.ThreeDS.Mode == "skip" && !c.withSecret:
-			v.Add("three_ds.mode", "FORBIDDEN_PARAMETER")
 		}
-		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
+		checkRedirect(&v, c, gateway, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
 		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
 	}
 	if e := p.ExternalThreeDS; e != nil && !e.empty() {
@@ -159,12 +162,25 @@ func (p *NewCharge) check(c *Caller) error {
 	} else {
 		checkText(&v, "descriptor", p.Descriptor, maxDescriptorLen)
 	}
-	checkURL(&v, "redirect.endpoint", p.RedirectEndpoint)
+	checkRedirect(&v, c, gateway, "redirect.endpoint", p.RedirectEndpoint)
 	checkIP(&v, "ip_address", p.IPAddress)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	return p.Metadata.check("metadata")
+}
+
+// threeDSMode is the 3-D Secure mode the charge asks for: provided when it
+// carries the merchant's own authentication (whatever mode it names, as
+// sealExternalThreeDS records it), else its three_ds.mode, "" for none.
+func (p *NewCharge) threeDSMode() string {
+	if e := p.ExternalThreeDS; e != nil && !e.empty() {
+		return "provided"
+	}
+	if p.ThreeDS != nil {
+		return p.ThreeDS.Mode
+	}
+	return ""
 }
 
 // The window of capture_at, when an authorisation is to be captured: at
@@ -205,6 +221,27 @@ func madeByBrowserJustNow(tok *TransactionToken, now time.Time) bool {
 	return tok.FromBrowser && age >= 0 && age <= browserChargeWindow
 }
 
+// chargeMadeByBrowserJustNow reports whether a browser made ch within the
+// browser window before now: the widget following the charge it has just
+// made to its shopper's challenge or wallet page.
+func chargeMadeByBrowserJustNow(ch *Charge, now time.Time) bool {
+	age := now.Sub(ch.CreatedOn)
+	return ch.FromBrowser && age >= 0 && age <= browserChargeWindow
+}
+
+// chargeApprovalCaller checks that c may send a charge's shopper on to the
+// approval it awaits (its issuer token, its QR code): the page's key in
+// them lets whoever holds it pay, fail or cancel the payment. A
+// merchant's server may, and the browser that has just made the charge,
+// as for its first charge; any other browser holding the public app token
+// and a charge's id would reach another shopper's payment.
+func (s *Service) chargeApprovalCaller(c *Caller, ch *Charge) error {
+	if c.withSecret || chargeMadeByBrowserJustNow(ch, s.clock.Now()) {
+		return nil
+	}
+	return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
+}
+
 // CreateCharge records a charge as pending and hands it to the worker, which
 // asks the acquirer; the answer arrives asynchronously (poll the charge).
 func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Charge, error) {
@@ -225,7 +262,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 	if p.Amount < cur.MinAmount {
 		return nil, Errorf(CodeChargeAmountTooLow, "amount is below the minimum for "+cur.Code)
 	}
-	if err := p.check(c); err != nil {
+	if err := p.check(c, s.publicOrigin); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
@@ -261,6 +298,9 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 		}
 	}
 	err = s.storage.Update(ctx, func(tx Tx) error {
+		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.threeDSMode()); err != nil {
+			return err
+		}
 		if err := s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c, request: &p}); err != nil {
 			return err
 		}
@@ -335,6 +375,7 @@ func (s *Service) placeCharge(ctx context.Context, tx Tx, o chargeOrder) error {
 		}
 	}
 	ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email
+	ch.FromBrowser = c != nil && !c.withSecret
 	if c != nil {
 		if err := s.rejectDuplicate(ctx, tx, tok, ch, now); err != nil {
 			return err

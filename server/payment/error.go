@@ -69,6 +69,9 @@ const (
 	ReasonInvalidType   = "INVALID_FORMAT_OBJECT"
 	ReasonNumberMin     = "NUMBER_MIN"
 	ReasonNumberMax     = "NUMBER_MAX"
+	// ReasonForbiddenParameter: the caller may not send this value (a
+	// browser, what needs the secret).
+	ReasonForbiddenParameter = "FORBIDDEN_PARAMETER"
 )
 
 // FieldError names one field and what is wrong with it.

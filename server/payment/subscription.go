@@ -530,7 +530,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Charge.check(c); err != nil {
+	if err := p.Charge.check(c, s.publicOrigin); err != nil {
 		return nil, err
 	}
 	if p.FirstChargeCaptureAfter != "" {
@@ -559,6 +559,11 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 			return err
 		}
 		if err := subscriptionToken(tok, c, storeID, now, true); err != nil {
+			return err
+		}
+		// Its first charge takes the subscription's 3-D Secure, now or
+		// when the scheduler makes it.
+		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.Charge.threeDSMode()); err != nil {
 			return err
 		}
 		// First, before the branches below: whichever way the first

@@ -237,7 +237,7 @@ func (s *Service) applySubscriptionUpdate(ctx context.Context, tx Tx, c *Caller,
 	}
 	if u.Descriptor != nil {
 		nc := NewCharge{Descriptor: *u.Descriptor}
-		if err := nc.check(c); err != nil {
+		if err := nc.check(c, s.publicOrigin); err != nil {
 			return err
 		}
 	}

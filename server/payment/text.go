@@ -166,6 +166,16 @@ func checkURL(v *Validation, field, s string) {
 	}
 }
 
+// checkRedirect records a problem with an optional URL field the gateway
+// sends the caller's shopper to: its form (checkURL), then where it leads
+// (Caller.redirectAllowed; gateway is the gateway's public origin).
+func checkRedirect(v *Validation, c *Caller, gateway, field, s string) {
+	checkURL(v, field, s)
+	if s != "" && ValidWebURL(s) && !c.redirectAllowed(s, gateway) {
+		v.Add(field, ReasonInvalidDomain)
+	}
+}
+
 // check records what is wrong with a billing address. Country is an ISO
 // 3166-1 alpha-2 code (the reference's plugins send "JP"); it is upper-cased.
 func (b *Billing) check(v *Validation, prefix string) {

@@ -108,6 +108,88 @@ func validMessageVersion(s string) bool {
 	return true
 }
 
+// threeDSStrength orders the 3-D Secure modes by what they hold the shopper
+// to, weakest first. It is the one ordering of modes: a browser may ask for
+// any mode at least as strong as its store asks (browserMayAskThreeDS),
+// never a weaker one; the merchant's server (with the secret) for any.
+var threeDSStrength = map[string]int{
+	// The gateway authenticates no one: skipped, or done by the merchant's
+	// own 3-D Secure server (an external MPI), whose result only the
+	// merchant's server can vouch for.
+	"skip": 0, "provided": 0,
+	// None asked: only a card whose issuer requires it is challenged.
+	"": 1,
+	// Every enrolled card authenticated, challenged where its issuer
+	// wants.
+	"if_available": 2, "normal": 2,
+	// Every enrolled card challenged, but a card that is not enrolled
+	// goes on without. (force also challenges a token authenticated
+	// before, which require does not; as a floor what counts is what a
+	// mode lets through, and force lets the unenrolled card through.)
+	"force": 3,
+	// Every enrolled card challenged; one that is not enrolled fails.
+	"require": 4,
+}
+
+// storeThreeDSMode is what a store asks of every card charge: require when
+// its three_ds_required is on (as threeDSDecision takes it), none ("")
+// otherwise.
+func storeThreeDSMode(st StoreSettings) string {
+	if st.ThreeDSRequired {
+		return "require"
+	}
+	return ""
+}
+
+// browserMayAskThreeDS reports whether a browser (an app token without its
+// secret) may ask for 3-D Secure mode in a store with settings st: no
+// weaker than the store's mode. The weakest a store asks is none, above
+// skip and provided, so those two are a merchant's server's alone
+// whatever the store. A charge without a mode takes the store's.
+// Otherwise anyone who reads a page's public app token could pay without
+// the authentication the merchant requires, by naming a weaker mode or by
+// sending made-up results of its own 3-D Secure server.
+func browserMayAskThreeDS(mode string, st StoreSettings) bool {
+	floor := storeThreeDSMode(st)
+	if mode == "" {
+		mode = floor
+	}
+	strength, known := threeDSStrength[mode]
+	return known && strength >= threeDSStrength[floor]
+}
+
+// checkThreeDSMode refuses a browser's 3-D Secure mode weaker than its
+// store's (browserMayAskThreeDS), naming field; a merchant's server may
+// ask for any.
+func (c *Caller) checkThreeDSMode(field, mode string, st *Store) error {
+	if c.withSecret || browserMayAskThreeDS(mode, st.Settings) {
+		return nil
+	}
+	return Invalid(field, ReasonForbiddenParameter)
+}
+
+// browserThreeDS is checkThreeDSMode in the caller's transaction for a
+// store that is not at hand: only a browser's request needs it read.
+func browserThreeDS(ctx context.Context, tx Tx, c *Caller, storeID uuid.UUID, field, mode string) error {
+	if c.withSecret {
+		return nil
+	}
+	st, err := tx.Store(ctx, storeID)
+	if err != nil {
+		return err
+	}
+	return c.checkThreeDSMode(field, mode, st)
+}
+
+// tokenThreeDSMode is the mode a token's 3-D Secure runs in (tokenThreeDS):
+// its own, or normal without one.
+func tokenThreeDSMode(mode string) string {
+	if mode == "" {
+		return "normal"
+	}
+	return mode
+}
+
 // threeDSStep is what 3-D Secure does for one card payment.
 type threeDSStep int
 
@@ -217,6 +299,9 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, store
 		if err != nil {
 			return err
 		}
+		if err := s.chargeApprovalCaller(c, ch); err != nil {
+			return err
+		}
 		if ch.TokenPaymentType() != PaymentTypeCard {
 			return Invalid("transaction_token_id", "ONLY_FOR_CARD_PAYMENT")
 		}
@@ -293,10 +378,8 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 	var v Validation
 	if r.Mode != "" && !tokenThreeDSModes[r.Mode] {
 		v.Add("mode", ReasonInvalidFormat)
-	} else if r.Mode == "skip" && !c.withSecret {
-		v.Add("mode", "FORBIDDEN_PARAMETER")
 	}
-	checkURL(&v, "redirect_endpoint", r.RedirectEndpoint)
+	checkRedirect(&v, c, s.publicOrigin, "redirect_endpoint", r.RedirectEndpoint)
 	checkText(&v, "redirect_id", r.RedirectID, maxRedirectIDLen)
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -310,6 +393,9 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 			return err
 		}
 		if err := s.tokenThreeDSCaller(c, tok); err != nil {
+			return err
+		}
+		if err := browserThreeDS(ctx, tx, c, storeID, "mode", tokenThreeDSMode(r.Mode)); err != nil {
 			return err
 		}
 		switch {
@@ -394,11 +480,7 @@ func (s *Service) tokenThreeDS(ctx context.Context, w Work) error {
 			return err
 		}
 		now := s.clock.Now()
-		mode := tok.ThreeDS.Mode
-		if mode == "" {
-			mode = "normal"
-		}
-		switch threeDSDecision(mode, false, false, profile) {
+		switch threeDSDecision(tokenThreeDSMode(tok.ThreeDS.Mode), false, false, profile) {
 		case threeDSChallenge:
 			tok.ThreeDS.Status = ThreeDSAwaiting
 			ap := &Approval{

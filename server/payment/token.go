@@ -185,7 +185,7 @@ func validEmail(s string) bool {
 	return err == nil && a.Address == s && a.Name == ""
 }
 
-func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
+func (s *Service) checkNewToken(p *NewToken, c *Caller, now time.Time) error {
 	var v Validation
 	p.Email = strings.TrimSpace(p.Email)
 	switch {
@@ -245,12 +245,12 @@ func (s *Service) checkNewToken(p *NewToken, now time.Time) error {
 		if p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
 			v.Add("three_ds.mode", ReasonInvalidFormat)
 		}
-		checkURL(&v, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
+		checkRedirect(&v, c, s.publicOrigin, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
 		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
 	}
 	if p.Card != nil {
 		p.Card.Billing.check(&v, "")
-		checkURL(&v, "three_ds.redirect_endpoint", p.Card.ThreeDS.RedirectEndpoint)
+		checkRedirect(&v, c, s.publicOrigin, "three_ds.redirect_endpoint", p.Card.ThreeDS.RedirectEndpoint)
 	}
 	checkIP(&v, "ip_address", p.IPAddress)
 	if err := v.Err(); err != nil {
@@ -269,7 +269,7 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		return nil, err
 	}
 	now := s.clock.Now()
-	if err := s.checkNewToken(&p, now); err != nil {
+	if err := s.checkNewToken(&p, c, now); err != nil {
 		return nil, err
 	}
 	if isWallet(p.PaymentType) {
@@ -337,6 +337,15 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		}
 		if err := storeAllowsToken(st.Settings, tok); err != nil {
 			return err
+		}
+		// A token's 3-D Secure counts for its charges (a charge on an
+		// authenticated token goes frictionless unless forced): what it
+		// asks for is held to the store's as a charge's is. A mode alone,
+		// without enabled, does nothing yet, and is held all the same.
+		if tok.ThreeDS.Enabled || tok.ThreeDS.Mode != "" {
+			if err := c.checkThreeDSMode("three_ds.mode", tokenThreeDSMode(tok.ThreeDS.Mode), st); err != nil {
+				return err
+			}
 		}
 		if tok.CVVAuthorize.Enabled {
 			tok.CVVAuthorize.Status = CVVAuthPending

@@ -178,6 +178,9 @@ func (s *Service) ChargeIssuerToken(ctx context.Context, c *Caller, storeID, id 
 		if err != nil {
 			return err
 		}
+		if err := s.chargeApprovalCaller(c, ch); err != nil {
+			return err
+		}
 		if ch.TokenPaymentType() != PaymentTypeOnline {
 			return Invalid("transaction_token_id", "NOT_ONLINE_CHARGE")
 		}
@@ -215,6 +218,9 @@ func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID
 	err := s.storage.View(ctx, func(tx Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
 		if err != nil {
+			return err
+		}
+		if err := s.chargeApprovalCaller(c, ch); err != nil {
 			return err
 		}
 		if ch.TokenPaymentType() != PaymentTypeQRMerchant {

@@ -230,7 +230,7 @@ func placeholders(n int) string {
 const chargeColumns = `id, store_id, merchant_id, token_id, token_type, subscription_id, mode, requested_amount, currency,
 	charged_amount, capture, capture_at, capture_state, capture_amount, descriptor, status, error, error_code, metadata, three_ds,
 	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, only_direct_currency, created_on, updated_on,
-	payment_type, payment_id`
+	payment_type, payment_id, from_browser`
 
 func chargeArgs(ch *payment.Charge) ([]any, error) {
 	md, err := metadataJSON(ch.Metadata)
@@ -251,7 +251,7 @@ func chargeArgs(ch *payment.Charge) ([]any, error) {
 		ch.Capture, ch.CaptureAt, string(ch.CaptureState), ch.CaptureAmount, ch.Descriptor,
 		string(ch.Status), perr, errorCode(ch.Error), md, threeDS, ch.RedirectEndpoint, ch.MerchantTransactionID, ch.IPAddress,
 		ch.CardLastFour, ch.Email, ch.OnlyDirectCurrency, ch.CreatedOn, ch.UpdatedOn,
-		ch.PaymentType, nullID(ch.PaymentID),
+		ch.PaymentType, nullID(ch.PaymentID), ch.FromBrowser,
 	}, nil
 }
 
@@ -264,7 +264,7 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	err := row.Scan(&ch.ID, &ch.StoreID, &ch.MerchantID, &ch.TokenID, &ttype, &ch.SubscriptionID, &mode, &ch.RequestedAmount,
 		&ch.Currency, &ch.ChargedAmount, &ch.Capture, &ch.CaptureAt, &captureState, &ch.CaptureAmount, &ch.Descriptor, &status, &perr, &errCode, &md, &threeDS,
 		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &ch.OnlyDirectCurrency,
-		&ch.CreatedOn, &ch.UpdatedOn, &ch.PaymentType, &payID)
+		&ch.CreatedOn, &ch.UpdatedOn, &ch.PaymentType, &payID, &ch.FromBrowser)
 	if err != nil {
 		return nil, err
 	}

@@ -259,7 +259,7 @@ func placeholders(n int) string {
 const chargeColumns = `id, store_id, merchant_id, token_id, token_type, subscription_id, mode, requested_amount, currency,
 	charged_amount, capture, capture_at, capture_state, capture_amount, descriptor, status, error, error_code, metadata, three_ds,
 	redirect_endpoint, merchant_transaction_id, ip_address, last_four, email, only_direct_currency, created_on, updated_on,
-	payment_type, payment_id`
+	payment_type, payment_id, from_browser`
 
 func chargeArgs(ch *payment.Charge) ([]any, error) {
 	md, err := metadataJSON(ch.Metadata)
@@ -280,7 +280,7 @@ func chargeArgs(ch *payment.Charge) ([]any, error) {
 		ch.Capture, nullMicros(ch.CaptureAt), string(ch.CaptureState), ch.CaptureAmount, ch.Descriptor,
 		string(ch.Status), perr, errorCode(ch.Error), md, threeDS, ch.RedirectEndpoint, ch.MerchantTransactionID, ch.IPAddress,
 		ch.CardLastFour, ch.Email, ch.OnlyDirectCurrency, micros(ch.CreatedOn), micros(ch.UpdatedOn),
-		ch.PaymentType, nullID(ch.PaymentID),
+		ch.PaymentType, nullID(ch.PaymentID), ch.FromBrowser,
 	}, nil
 }
 
@@ -299,7 +299,7 @@ func scanCharge(row scanner) (*payment.Charge, error) {
 	err := row.Scan(&sc.id, &sc.sid, &sc.mid, &sc.tid, &sc.ttype, &sc.subID, &sc.mode, &ch.RequestedAmount, &ch.Currency, &sc.charged,
 		&ch.Capture, &sc.captureAt, &sc.captureState, &ch.CaptureAmount, &ch.Descriptor, &sc.status, &sc.perr, &sc.errCode, &sc.md, &sc.threeDS,
 		&ch.RedirectEndpoint, &ch.MerchantTransactionID, &ch.IPAddress, &ch.CardLastFour, &ch.Email, &ch.OnlyDirectCurrency,
-		&sc.created, &sc.updated, &ch.PaymentType, &sc.payID)
+		&sc.created, &sc.updated, &ch.PaymentType, &sc.payID, &ch.FromBrowser)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func newCharge(tok *payment.TransactionToken, i int) *payment.Charge {
 		},
 		RedirectEndpoint: "https://shop.example/return?order=1", MerchantTransactionID: fmt.Sprintf("txn-%d", i),
 		IPAddress: "198.51.100.23", PaymentType: tok.PaymentType,
-		CardLastFour: tok.Card.LastFour, Email: tok.Email, OnlyDirectCurrency: true,
+		CardLastFour: tok.Card.LastFour, Email: tok.Email, OnlyDirectCurrency: true, FromBrowser: true,
 		CreatedOn: at(i), UpdatedOn: at(i + 2),
 	}
 }
@@ -58,7 +58,7 @@ func changedCharge(ch *payment.Charge) *payment.Charge {
 	c.RedirectEndpoint, c.MerchantTransactionID, c.IPAddress = "https://other.example/back", "txn-changed", "192.0.2.99"
 	c.PaymentType = payment.PaymentTypeOnline
 	c.CardLastFour, c.Email, c.UpdatedOn = "0000", "changed@example.com", at(7201)
-	c.OnlyDirectCurrency = false
+	c.OnlyDirectCurrency, c.FromBrowser = false, false
 	return &c
 }
 

@@ -484,7 +484,7 @@ func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID str
 		if tok == nil {
 			continue // nothing to check it against; the app id is reported
 		}
-		u, ok := redirectAllowed(raw, tok.Domains)
+		u, ok := payment.RedirectAllowed(raw, maxRedirectURL, tok.Domains)
 		if !ok {
 			bad("p_redirect", rp.name)
 			continue
@@ -497,25 +497,11 @@ func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID str
 	return caller, p, nil
 }
 
-// redirectAllowed reports whether a merchant's redirect URL is an absolute
-// http(s) URL on one of the token's domains, and returns it normalised.
-// Anything else would make the gateway an open redirector.
-func redirectAllowed(raw string, domains []string) (string, bool) {
-	u, ok := redirectURL(raw)
-	if !ok || !payment.OriginAllowed(domains, u.Scheme+"://"+u.Host) {
-		return "", false
-	}
-	return u.String(), true
-}
-
-// maxRedirectURL bounds a redirect URL, as given and as normalised.
+// maxRedirectURL bounds a redirect URL, as given and as normalised. The
+// URL is checked by payment.RedirectAllowed, the rule the API holds a
+// browser's redirects to; its origin can be written into the form-action
+// CSP as it is (payment.ParseWebURL).
 const maxRedirectURL = 1024
-
-// redirectURL parses a redirect URL a browser can follow and whose origin
-// can be written into the form-action CSP as it is (payment.ParseWebURL).
-func redirectURL(raw string) (*url.URL, bool) {
-	return payment.ParseWebURL(raw, maxRedirectURL)
-}
 
 var phonePattern = regexp.MustCompile(`^\+?[0-9][0-9 ()-]*$`)
 

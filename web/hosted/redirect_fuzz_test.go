@@ -34,10 +34,7 @@ func FuzzRedirectURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		out, ok := redirectAllowed(raw, domains)
-		if u, uok := redirectURL(raw); uok != (u != nil) {
-			t.Fatalf("redirectURL(%q) = %v, %v", raw, u, uok)
-		}
+		out, ok := payment.RedirectAllowed(raw, maxRedirectURL, domains)
 		if !ok {
 			if out != "" {
 				t.Fatalf("refused %q but returned %q", raw, out)
@@ -74,7 +71,7 @@ func FuzzRedirectURL(f *testing.F) {
 		if !payment.OriginAllowed(domains, origin) {
 			t.Fatalf("accepted %q, whose origin %q is not on %v", raw, origin, domains)
 		}
-		if again, ok := redirectAllowed(out, domains); !ok || again != out {
+		if again, ok := payment.RedirectAllowed(out, maxRedirectURL, domains); !ok || again != out {
 			t.Fatalf("accepted %q as %q, which then reads as %q, %v", raw, out, again, ok)
 		}
 	})
