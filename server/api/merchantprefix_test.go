@@ -2,6 +2,9 @@ package api_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,4 +94,45 @@ func TestMerchantPrefixedRoutes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRubySDKOperations: every operation of UnivaPay's Ruby SDK
+// (testdata/ruby-sdk-operations.txt) reaches one of Kessai's routes, which
+// answers a request without credentials 401; those marked not served reach
+// none (404, 405), so that the list stays true when Kessai grows.
+func TestRubySDKOperations(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	raw, err := os.ReadFile(filepath.Join("testdata", "ruby-sdk-operations.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	variable := regexp.MustCompile(`\{[A-Za-z]+\}`)
+	served, refused := 0, 0
+	for n, line := range strings.Split(string(raw), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		op, note, _ := strings.Cut(line, "#")
+		fields := strings.Fields(op)
+		if len(fields) != 3 {
+			t.Fatalf("line %d: %q is not METHOD PATH NAME", n+1, line)
+		}
+		method, path := fields[0], variable.ReplaceAllString(fields[1], payment.NewID().String())
+		rec := f.do(t, method, path, "", nil)
+		if strings.Contains(note, "not served") {
+			refused++
+			if rec.Code != http.StatusNotFound && rec.Code != http.StatusMethodNotAllowed {
+				t.Errorf("%s (%s %s) is listed as not served, but answered %d %s", fields[2], method, fields[1], rec.Code, rec.Body)
+			}
+			continue
+		}
+		served++
+		if rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s (%s %s): %d %s, want 401 from the route that serves it", fields[2], method, fields[1], rec.Code, rec.Body)
+		}
+	}
+	if served+refused != 74 {
+		t.Errorf("read %d operations, want the SDK's 74", served+refused)
+	}
+	t.Logf("%d of the Ruby SDK's operations served, %d not", served, refused)
 }
