@@ -66,6 +66,7 @@ func TestScaleOut(t *testing.T) {
 		{"OneDuplicateAccepted", testScaleDuplicateCharges},
 		{"OneAppTokenQuota", testScaleAppTokenQuota},
 		{"LongPollAcross", testScaleLongPoll},
+		{"OperationPollAcross", testScaleOperationPoll},
 		{"RevocationAcross", testScaleRevocation},
 		{"KillUnderLoad", testScaleKill},
 	}
@@ -539,6 +540,59 @@ func testScaleLongPoll(t *testing.T, sc *scaleCluster) {
 		if total := r.onB.Sub(r.created); total > 10*time.Second {
 			t.Errorf("charge %d: B's poll answered %v after creation, far from the charge's end", i, total)
 		}
+	}
+}
+
+// testScaleOperationPoll: the shop plugins' $charge->cancel();
+// $charge->awaitResult(5) on a cluster. A charge with a cancel (or a
+// refund) under way is polled on both processes; whichever worker takes
+// the operation, both polls answer once it is done, the other process's
+// woken by the news of the charge, well before their next re-read.
+func testScaleOperationPoll(t *testing.T, sc *scaleCluster) {
+	const latency = 1500 * time.Millisecond
+	_, _, ca, cb := sc.pair("KESSAI_SANDBOX_LATENCY="+latency.String(), "KESSAI_POLL_WAIT=20s", "KESSAI_POLL_RECHECK=30s")
+	for _, op := range []struct {
+		name    string
+		capture bool
+		path    string
+		body    map[string]any
+		want    string
+	}{
+		{"cancel", false, "/cancels", map[string]any{}, "canceled"},
+		{"refund", true, "/refunds", map[string]any{"amount": 300, "currency": "JPY"}, "successful"},
+	} {
+		id, status := ca.charge(ca.token("4000020000000000"), op.capture, 6100)
+		if status != http.StatusCreated {
+			t.Fatalf("POST /charges: %d", status)
+		}
+		settled := "authorized"
+		if op.capture {
+			settled = "successful"
+		}
+		if got := ca.waitCharge(id, 20*time.Second, "authorized"); got != settled {
+			t.Fatalf("charge for the %s ended %s, want %s", op.name, got, settled)
+		}
+		ca.must(http.MethodPost, "/stores/"+ca.store+"/charges/"+id+op.path, op.body, nil, http.StatusCreated)
+		asked := time.Now()
+		var wg sync.WaitGroup
+		for _, c := range []*crashClient{ca, cb} {
+			wg.Go(func() {
+				var ch struct {
+					Status string `json:"status"`
+				}
+				st, b := c.sendOK(http.MethodGet, "/stores/"+c.store+"/charges/"+id+"?polling=true", nil)
+				took := time.Since(asked)
+				json.Unmarshal(b, &ch)
+				switch {
+				case st != http.StatusOK:
+					t.Errorf("%s: poll on %s: %d %s", op.name, c.base, st, b)
+				case ch.Status != op.want || took < latency/2 || took > 10*time.Second:
+					t.Errorf("%s: the poll on %s answered %q after %v, want %q once the %v acquirer call is done",
+						op.name, c.base, ch.Status, took.Round(time.Millisecond), op.want, latency)
+				}
+			})
+		}
+		wg.Wait()
 	}
 }
 

@@ -27,7 +27,8 @@
       var auto = bool(ds.autoSubmit, false), inline = bool(ds.inline, false);
       var o = {
         appId: ds.appId, checkout: ds.checkout, amount: ds.amount, currency: ds.currency, capture: ds.capture,
-        email: ds.email, tokenType: ds.tokenType, locale: ds.locale, metadata: md, inline: inline, inlineContainer: span,
+        email: ds.email, phoneNumber: ds.phoneNumber, tokenType: ds.tokenType, locale: ds.locale, metadata: md,
+        inline: inline, inlineContainer: span, inlineItemStyle: ds.inlineItemStyle,
         paymentTypes: ds.paymentTypes || ds.paymentType,
         onSuccess: function (r) {
           hidden(form, "univapayTokenId", r.tokenId || "");

@@ -87,8 +87,9 @@
     function add(k, v) { if (v != null && v !== "") { q.push(k + "=" + encodeURIComponent(v)); } }
     add("appId", o.appId); add("origin", location.origin); add("instance", this.id); add("checkout", o.checkout);
     add("amount", o.amount); add("currency", o.currency); add("tokenType", o.tokenType);
-    add("capture", o.capture ? "" : "false"); add("email", o.email);
+    add("capture", o.capture ? "" : "false"); add("email", o.email); add("phoneNumber", o.phoneNumber);
     add("metadata", o.metadata && JSON.stringify(o.metadata)); add("locale", o.locale); add("inline", o.inline ? "true" : "");
+    add("inlineItemStyle", o.inlineItemStyle);
     add("paymentTypes", o.pt);
     for (var k in o) { if (!k.indexOf("subscription")) { add(k, o[k]); } }
     var f = mk("iframe", {

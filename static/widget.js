@@ -483,6 +483,8 @@
       payment_type: "card", type: cfg.tokenType, email: v.email,
       data: { cardholder: v.name, card_number: v.number, exp_month: v.expMonth, exp_year: v.expYear, cvv: v.cvc }
     };
+    // The shop's phoneNumber option, checked and split by the gateway.
+    if (cfg.phoneNumber) { tokenBody.data.phone_number = cfg.phoneNumber; }
     v = null; // the card is in tokenBody only, until the request is sent
     run(tokenBody, null, requestId);
   }
@@ -905,6 +907,17 @@
     if (window.performance && performance.mark) { performance.mark("kessai:wasm-ready"); }
   });
 
+  // An inline form's fields take the shop's data-inline-item-style, as the
+  // gateway checked it, a property at a time (the CSP refuses style
+  // attributes, not CSSOM).
+  if (cfg.inline && cfg.itemStyle) {
+    [].forEach.call(d.querySelectorAll(".kw-field"), function (el) {
+      cfg.itemStyle.forEach(function (p) { el.style.setProperty(p[0], p[1]); });
+    });
+  }
+  if (cfg.phoneNumberRefused) {
+    console.warn("Kessai: phoneNumber is not a phone number a token takes (digits, spaces, - ( ) and a leading +); the token is made without it");
+  }
   if (C) { useRules(C, false); }
   payBtn.disabled = false;
   for (var wb = 0; wb < walletBtns.length; wb++) { walletBtns[wb].disabled = false; }

@@ -51,6 +51,16 @@ type Config struct {
 	BeforeIdempotentAnswerStored func(*http.Request)
 }
 
+// merchantPrefix is the /merchants/{merchantId} that UnivaPay documents
+// before some of its /stores/{storeId} routes, as a part that may be left
+// out: the Ruby SDK (generated from UnivaPay's OpenAPI document) lists a
+// subscription's charges under it, and the docs' webhook pages ("Webhooks:
+// Get", "Webhooks: Update") name it for a store's webhooks. Kessai serves
+// those forms beside the store-prefixed ones, with the same handlers; the
+// merchant must be the caller's own (authed), so that any other id is
+// NOT_FOUND.
+const merchantPrefix = "/merchants/{merchantId}"
+
 // Server serves the API.
 type Server struct {
 	svc          *payment.Service

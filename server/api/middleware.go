@@ -247,6 +247,9 @@ func (s *Server) authed(h endpoint) http.HandlerFunc {
 			return
 		}
 		ids, err := idsOf(r)
+		if err == nil && ids.merchantNamed {
+			err = res.caller.InMerchant(ids.merchant)
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -358,6 +358,14 @@ func TestOpenAPITraffic(t *testing.T) {
 	tr.must(t, 200, "GET", "/webhooks/"+mhook, merch, nil)
 	tr.must(t, 200, "PATCH", store("/webhooks/"+hook), a1, map[string]any{"triggers": []string{"charge_finished", "subscription_created"}})
 	tr.must(t, 200, "PATCH", "/webhooks/"+mhook, merch, map[string]any{"active": true})
+	// The same store's webhooks as UnivaPay's docs write their paths.
+	merchantStore := func(rest string) string { return "/merchants/" + f.merchantA.String() + store(rest) }
+	mshook := id(tr.must(t, 201, "POST", merchantStore("/webhooks"), a1, hookBody(hookURL+"/merchant-store")))
+	tr.must(t, 200, "GET", merchantStore("/webhooks"), a1, nil)
+	tr.must(t, 200, "GET", merchantStore("/webhooks/"+mshook), a1, nil)
+	tr.must(t, 200, "PATCH", merchantStore("/webhooks/"+mshook), a1, map[string]any{"active": false})
+	tr.must(t, 204, "DELETE", merchantStore("/webhooks/"+mshook), a1, nil)
+	tr.must(t, 404, "GET", "/merchants/"+f.merchantB.String()+store("/webhooks/"+hook), a1, nil)
 
 	// ---- tokens
 	key := header("Idempotency-Key", "openapi-token-1")
@@ -495,6 +503,7 @@ func TestOpenAPITraffic(t *testing.T) {
 	tr.must(t, 200, "GET", "/subscriptions?limit=100", a1, nil) // every kind of subscription in one page
 	tr.must(t, 200, "GET", store("/subscriptions?statuses[]=current&statuses[]=suspended"), a1, nil)
 	tr.must(t, 200, "GET", subPath+"/charges", a1, nil)
+	tr.must(t, 200, "GET", "/merchants/"+f.merchantA.String()+subPath+"/charges", a1, nil) // the Ruby SDK's path
 	tr.must(t, 200, "GET", subPath+"/charges/latest", a1, nil)
 	pays := tr.must(t, 200, "GET", subPath+"/payments", a1, nil)
 	items, _ := pays["items"].([]any)

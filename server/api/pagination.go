@@ -76,8 +76,11 @@ func answer[T any, W any](status int, v T, err error, toWire func(T) W) (int, an
 
 // pathIDs are the ids a route's path names; those it does not name are
 // uuid.Nil (GET /charges/{id} has no store: the service finds it).
+// merchantNamed says the path names a merchant (merchantPrefix), which
+// must then be the caller's own.
 type pathIDs struct {
-	store, charge, id, event, payment uuid.UUID
+	store, charge, id, event, payment, merchant uuid.UUID
+	merchantNamed                               bool
 }
 
 // pathVariables are the route variables that name objects, and where
@@ -92,6 +95,7 @@ var pathVariables = [...]struct {
 	{"jwtId", func(p *pathIDs) *uuid.UUID { return &p.id }},
 	{"eventId", func(p *pathIDs) *uuid.UUID { return &p.event }},
 	{"paymentId", func(p *pathIDs) *uuid.UUID { return &p.payment }},
+	{"merchantId", func(p *pathIDs) *uuid.UUID { return &p.merchant }},
 }
 
 // idsOf reads the matched route's ids. A variable that is not a UUID
@@ -110,5 +114,6 @@ func idsOf(r *http.Request) (pathIDs, error) {
 		}
 		*v.dst(&ids) = id
 	}
+	_, ids.merchantNamed = vars["merchantId"]
 	return ids, nil
 }

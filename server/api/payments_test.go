@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1173,6 +1174,64 @@ func TestChargeLongPoll(t *testing.T) {
 		// An authorised charge with a capture under way is still being
 		// processed: the poll waits for the capture.
 		poll(t, f.chargePath(capt), "successful")
+	})
+
+	// The shop plugins call $charge->cancel(); $charge->awaitResult(5)
+	// and expect canceled: a charge with a cancel or a refund under way is
+	// still being processed, and its poll waits for the operation, woken
+	// when the worker finishes it. No worker runs here: the acquirer
+	// answers only when the test runs the pass.
+	t.Run("OperationUnderWay", func(t *testing.T) {
+		const wait = 5 * time.Second
+		for _, tc := range []struct {
+			name    string
+			capture bool
+			// start asks for the operation and returns its path.
+			start      func(t *testing.T, f *payFixture, id string) string
+			wantCharge string
+		}{
+			{"Cancel", false, func(t *testing.T, f *payFixture, id string) string {
+				return f.chargePath(id) + "/cancels/" + jstr(ok(t, f.cancel(t, id), http.StatusCreated), "id")
+			}, "canceled"},
+			{"Refund", true, func(t *testing.T, f *payFixture, id string) string {
+				return f.chargePath(id) + "/refunds/" + jstr(ok(t, f.refund(t, id, 400, "JPY"), http.StatusCreated), "id")
+			}, "successful"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newPayFixture(t, payOptions{pollWait: wait})
+				id := f.paidCharge(t, "4000020000000000", 1000, tc.capture)
+				op := tc.start(t, f, id)
+				var worked atomic.Bool
+				type answer struct {
+					charge  map[string]any
+					worked  bool
+					elapsed time.Duration
+				}
+				answered := make(chan answer, 1)
+				go func() {
+					start := time.Now()
+					rec := f.do(t, "GET", f.chargePath(id)+"?polling=true", server(f.a1), nil)
+					var m map[string]any
+					_ = json.Unmarshal(rec.Body.Bytes(), &m)
+					answered <- answer{m, worked.Load(), time.Since(start)}
+				}()
+				select {
+				case a := <-answered:
+					t.Fatalf("the poll answered %q at once, while the %s was pending", jstr(a.charge, "status"), tc.name)
+				case <-time.After(150 * time.Millisecond):
+				}
+				worked.Store(true)
+				f.process(t)
+				a := <-answered
+				if got := jstr(a.charge, "status"); got != tc.wantCharge || !a.worked || a.elapsed > wait/2 {
+					t.Errorf("the poll answered %q after %v (worker run: %v), want %q as soon as the worker finished the %s",
+						got, a.elapsed.Round(time.Millisecond), a.worked, tc.wantCharge, tc.name)
+				}
+				if st := jstr(ok(t, f.do(t, "GET", op, server(f.a1), nil), http.StatusOK), "status"); st != "successful" {
+					t.Errorf("the %s ended %s", tc.name, st)
+				}
+			})
+		}
 	})
 }
 

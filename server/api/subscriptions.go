@@ -32,6 +32,7 @@ func (s *Server) subscriptionRoutes(r *mux.Router) {
 	r.HandleFunc(sub, s.authed(s.updateSubscription)).Methods(patch)
 	r.HandleFunc(sub, s.authed(s.cancelSubscription)).Methods(del)
 	r.HandleFunc(sub+"/charges", s.authed(s.listSubscriptionCharges)).Methods(get)
+	r.HandleFunc(merchantPrefix+sub+"/charges", s.authed(s.listSubscriptionCharges)).Methods(get)
 	r.HandleFunc(sub+"/charges/latest", s.authed(s.latestSubscriptionCharge)).Methods(get)
 	r.HandleFunc(sub+"/payments", s.authed(s.listSubscriptionPayments)).Methods(get)
 	r.HandleFunc(sub+"/payments/{paymentId}", s.authed(s.getSubscriptionPayment)).Methods(get)

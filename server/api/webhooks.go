@@ -14,15 +14,20 @@ import (
 // under /stores/{storeId}, and without the store the merchant-level
 // webhooks of a merchant token (a store token's own store's otherwise).
 // Each webhook's delivery log and redelivery hang under it. Every one of
-// them needs the token's secret (the service refuses a browser token).
+// them needs the token's secret (the service refuses a browser token). A
+// store's webhooks themselves are also served under merchantPrefix, as
+// UnivaPay's docs write them.
 func (s *Server) webhookRoutes(r *mux.Router) {
 	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
-	for _, prefix := range []string{"", "/stores/{storeId}"} {
+	const stores = "/stores/{storeId}"
+	for _, prefix := range []string{"", stores, merchantPrefix + stores} {
 		r.HandleFunc(prefix+"/webhooks", s.authed(s.listWebhooks)).Methods(get)
 		r.HandleFunc(prefix+"/webhooks", s.authed(s.createWebhook)).Methods(post)
 		r.HandleFunc(prefix+"/webhooks/{id}", s.authed(s.getWebhook)).Methods(get)
 		r.HandleFunc(prefix+"/webhooks/{id}", s.authed(s.updateWebhook)).Methods(patch)
 		r.HandleFunc(prefix+"/webhooks/{id}", s.authed(s.deleteWebhook)).Methods(del)
+	}
+	for _, prefix := range []string{"", stores} {
 		r.HandleFunc(prefix+"/webhooks/{id}/events", s.authed(s.listWebhookEvents)).Methods(get)
 		r.HandleFunc(prefix+"/webhooks/{id}/events/{eventId}/redeliver", s.authed(s.redeliverEvent)).Methods(post)
 	}

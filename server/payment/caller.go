@@ -46,6 +46,16 @@ func (c *Caller) Origin() string { return c.origin }
 // MerchantID is the merchant the caller acts for.
 func (c *Caller) MerchantID() uuid.UUID { return c.token.MerchantID }
 
+// InMerchant checks a merchant named in a request's path
+// (/merchants/{merchantId}/stores/…): only the caller's own merchant may be
+// named; any other id is NOT_FOUND, as another tenant's objects are.
+func (c *Caller) InMerchant(id uuid.UUID) error {
+	if id != c.token.MerchantID {
+		return NotFound("merchant")
+	}
+	return nil
+}
+
 // canSeeStore reports whether the caller may act on the store: a store
 // token on its own store, a merchant token on all its merchant's.
 func (c *Caller) canSeeStore(st *Store) bool {

@@ -116,6 +116,62 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 		awaitPoll(t, polled)
 	})
 
+	// $charge->cancel(); $charge->awaitResult(5) with the cancel's worker
+	// in another process: the poll waits for the operation, and the other
+	// process's news of it, about the charge, wakes it.
+	t.Run("a long poll on A of a charge being canceled or refunded answers when B finishes the operation", func(t *testing.T) {
+		for _, tc := range []struct {
+			name    string
+			capture bool
+			start   func(ch *payment.Charge) error
+			want    payment.ChargeStatus
+		}{
+			{"cancel", false, func(ch *payment.Charge) error {
+				_, err := a.Service.CreateCancel(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewCancel{})
+				return err
+			}, payment.ChargeCanceled},
+			{"refund", true, func(ch *payment.Charge) error {
+				_, err := a.Service.CreateRefund(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+				return err
+			}, payment.ChargeSuccessful},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ch := newCardChargeCapture(t, a.Service, demo.Caller, tc.capture)
+				if _, err := b.Service.ProcessPending(ctx, 50); err != nil {
+					t.Fatal(err)
+				}
+				if err := tc.start(ch); err != nil {
+					t.Fatal(err)
+				}
+				polled := make(chan *payment.Charge, 1)
+				go func() {
+					got, err := a.Service.Charge(context.Background(), demo.Caller, ch.StoreID, ch.ID, time.Minute)
+					if err != nil {
+						t.Error(err)
+					}
+					polled <- got
+				}()
+				time.Sleep(50 * time.Millisecond) // let the poll start waiting
+				select {
+				case got := <-polled:
+					t.Fatalf("the poll answered %v while the %s waited for the worker", got.Status, tc.name)
+				default:
+				}
+				if _, err := b.Service.ProcessPending(ctx, 50); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case got := <-polled:
+					if got == nil || got.Status != tc.want {
+						t.Errorf("the poll answered %+v, want %s", got, tc.want)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("the long poll still waits 10 s after the other process finished the %s", tc.name)
+				}
+			})
+		}
+	})
+
 	t.Run("B's worker takes work A queued at once", func(t *testing.T) {
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -203,6 +259,12 @@ func awaitPoll(t *testing.T, polled <-chan *payment.Charge) {
 // worker.
 func newCardCharge(t *testing.T, svc *payment.Service, c *payment.Caller) *payment.Charge {
 	t.Helper()
+	return newCardChargeCapture(t, svc, c, true)
+}
+
+// newCardChargeCapture is newCardCharge, captured or only authorised.
+func newCardChargeCapture(t *testing.T, svc *payment.Service, c *payment.Caller, capture bool) *payment.Charge {
+	t.Helper()
 	ctx := context.Background()
 	tt, err := svc.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
@@ -211,7 +273,7 @@ func newCardCharge(t *testing.T, svc *payment.Service, c *payment.Caller) *payme
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: 1000, Currency: "JPY"})
+	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: 1000, Currency: "JPY", Capture: &capture})
 	if err != nil {
 		t.Fatal(err)
 	}

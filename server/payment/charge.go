@@ -439,19 +439,52 @@ func (s *Service) visibleCharge(ctx context.Context, tx Tx, c *Caller, storeID, 
 }
 
 // Charge returns a charge. With wait > 0 it is a long poll: while the charge
-// is still being processed, it waits up to wait for it to change.
+// is still being processed, it waits up to wait for it to change. A cancel
+// or refund of the charge still waiting for the worker counts as
+// processing: the shop plugins cancel, then poll the charge until it is
+// canceled (PHP's awaitResult), and a refunded charge's poll answers once
+// the refund is done.
 func (s *Service) Charge(ctx context.Context, c *Caller, storeID, id uuid.UUID, wait time.Duration) (*Charge, error) {
 	var ch *Charge
+	var operating bool
 	read := func() error {
 		// visibleCharge is one read: the charge's row decides who sees it.
-		return s.viewOne(ctx, func(tx Tx) error {
+		err := s.viewOne(ctx, func(tx Tx) error {
 			var err error
 			ch, err = s.visibleCharge(ctx, tx, c, storeID, id)
 			return err
 		})
+		operating = false
+		if err != nil || wait <= 0 || (ch.Status != ChargeAuthorized && ch.Status != ChargeSuccessful) {
+			return err
+		}
+		// Only a long poll of a charge that a cancel or refund can
+		// still change asks more. The charge is read again with the
+		// question, in one snapshot: an operation seen finished with the
+		// charge as it was before would answer a stale status.
+		return s.storage.View(ctx, func(tx Tx) error {
+			var err error
+			if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
+				return err
+			}
+			operating, err = operationUnderWay(ctx, tx, ch)
+			return err
+		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return ch.stage(), ch.inFlight() })
+	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return ch.stage(), ch.inFlight() || operating })
 	return ch, err
+}
+
+// operationUnderWay reports whether a cancel (of an authorisation) or a
+// refund (of a successful charge) is waiting for the worker.
+func operationUnderWay(ctx context.Context, tx Tx, ch *Charge) (bool, error) {
+	switch ch.Status {
+	case ChargeAuthorized:
+		return tx.PendingCancelFor(ctx, ch.ID)
+	case ChargeSuccessful:
+		return tx.PendingRefundFor(ctx, ch.ID)
+	}
+	return false, nil
 }
 
 // ChargeFilter narrows a charge list (UnivaPay's wire format).

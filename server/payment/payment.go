@@ -179,6 +179,9 @@ type Tx interface {
 	// RefundedAmount sums a charge's refunds that are pending or
 	// successful: what is already promised back.
 	RefundedAmount(ctx context.Context, chargeID uuid.UUID) (int64, error)
+	// PendingRefundFor reports whether a refund of the charge is still
+	// waiting for the worker.
+	PendingRefundFor(ctx context.Context, chargeID uuid.UUID) (bool, error)
 
 	CreateCancel(ctx context.Context, c *Cancel) error
 	Cancel(ctx context.Context, id uuid.UUID) (*Cancel, error)

@@ -192,12 +192,70 @@ func (b *Billing) check(v *Validation, prefix string) {
 			b.Country = c
 		}
 	}
-	if p := b.PhoneNumber; p != nil {
-		local := strings.TrimSpace(p.LocalNumber)
-		ok := p.CountryCode >= 1 && p.CountryCode <= 999 && local != "" && len(local) <= maxPhoneLen &&
-			strings.Trim(local, "0123456789 -()+") == "" && !ContainsCardNumber(local)
-		if !ok {
-			v.Add(prefix+"phone_number", ReasonInvalidPhone)
-		}
+	if p := b.PhoneNumber; p != nil && !p.valid() {
+		v.Add(prefix+"phone_number", ReasonInvalidPhone)
 	}
 }
+
+// valid reports whether a phone number is one Kessai stores: a country
+// calling code of one to three digits, and a local number of digits with
+// the usual separators, no longer than maxPhoneLen.
+func (p *Phone) valid() bool {
+	local := strings.TrimSpace(p.LocalNumber)
+	return p.CountryCode >= 1 && p.CountryCode <= 999 && local != "" && len(local) <= maxPhoneLen &&
+		strings.Trim(local, "0123456789 -()+") == "" && !ContainsCardNumber(local)
+}
+
+// defaultCallingCode is the country a phone number written without one is
+// taken to be in: Japan, UnivaPay's country, where the shop plugins pass a
+// shopper's number as typed (090-1234-5678).
+const defaultCallingCode = 81
+
+// ParsePhone reads a phone number written as one string (the widget's
+// phoneNumber option, the HTML mode's data-phone-number) into the wire's
+// {country_code, local_number}: "+81 90-1234-5678" and "+819012345678"
+// have country code 81, read by E.164's rule (callingCodeLength); a number
+// without "+" is Japanese. ok is false for what a token's billing phone
+// number would refuse.
+func ParsePhone(s string) (p Phone, ok bool) {
+	s = strings.TrimSpace(s)
+	rest, international := strings.CutPrefix(s, "+")
+	if !international {
+		p = Phone{CountryCode: defaultCallingCode, LocalNumber: s}
+		return p, p.valid()
+	}
+	n := callingCodeLength(rest)
+	if n == 0 || len(rest) < n || strings.Trim(rest[:n], "0123456789") != "" {
+		return Phone{}, false
+	}
+	code, _ := strconv.Atoi(rest[:n])
+	p = Phone{CountryCode: code, LocalNumber: strings.TrimLeft(rest[n:], " -")}
+	return p, !strings.Contains(p.LocalNumber, "+") && p.valid()
+}
+
+// callingCodeLength is how many digits of an international number (after
+// its "+") are the country calling code. E.164's codes are a prefix code:
+// 1 and 7 stand alone, the two-digit codes are those listed, and every
+// other code has three digits. 0 when digits does not start with a digit.
+func callingCodeLength(digits string) int {
+	if digits == "" || digits[0] < '0' || digits[0] > '9' {
+		return 0
+	}
+	switch digits[0] {
+	case '1', '7':
+		return 1
+	case '0':
+		return 0
+	}
+	if len(digits) < 2 {
+		return 0
+	}
+	if strings.Contains(twoDigitCallingCodes, " "+digits[:2]+" ") {
+		return 2
+	}
+	return 3
+}
+
+// twoDigitCallingCodes are E.164's two-digit country calling codes.
+const twoDigitCallingCodes = " 20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58" +
+	" 60 61 62 63 64 65 66 81 82 84 86 90 91 92 93 94 95 98 "

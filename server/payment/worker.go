@@ -679,6 +679,7 @@ func (s *Service) refund(ctx context.Context, w Work) error {
 	})
 	if err == nil {
 		s.changes.notify(id)
+		s.changes.notify(r.ChargeID)
 	}
 	return err
 }

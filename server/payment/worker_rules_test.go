@@ -312,6 +312,42 @@ func TestLongPollWokenByWorker(t *testing.T) {
 				return string(got.Status), nil
 			}, "successful"
 		}},
+		// The shop plugins' $charge->cancel(); $charge->awaitResult(5):
+		// the charge, not the cancel, is polled, and must end canceled.
+		{"charge being canceled", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
+			ch := f.authorized(t, 1000)
+			if _, err := f.svc.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+				t.Fatal(err)
+			}
+			return func(ctx context.Context) (string, error) {
+				got, err := f.svc.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
+				if err != nil {
+					return "", err
+				}
+				return string(got.Status), nil
+			}, "canceled"
+		}},
+		// A refund leaves its charge successful; the charge's poll
+		// answers once the refund is done, with the refund counted.
+		{"charge being refunded", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
+			ch := f.newCharge(t, 1000, true)
+			f.settle(t)
+			r, err := f.svc.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func(ctx context.Context) (string, error) {
+				got, err := f.svc.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
+				if err != nil {
+					return "", err
+				}
+				rf, err := f.svc.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
+				if err != nil {
+					return "", err
+				}
+				return string(got.Status) + " after a refund " + string(rf.Status), nil
+			}, "successful after a refund successful"
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,6 +368,13 @@ func TestLongPollWokenByWorker(t *testing.T) {
 				answered <- answer{status, err, time.Since(start)}
 			}()
 			<-read
+			// The operation is still waiting for the worker: the poll
+			// must not answer yet.
+			select {
+			case a := <-answered:
+				t.Fatalf("long poll answered %q (error %v) after %v, before the worker ran", a.status, a.err, a.elapsed.Round(time.Millisecond))
+			case <-time.After(100 * time.Millisecond):
+			}
 			f.settle(t)
 			a := <-answered
 			if a.err != nil {

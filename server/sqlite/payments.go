@@ -494,6 +494,12 @@ func (t *tx) RefundedAmount(ctx context.Context, chargeID uuid.UUID) (int64, err
 	return sum, err
 }
 
+func (t *tx) PendingRefundFor(ctx context.Context, chargeID uuid.UUID) (bool, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM refunds WHERE charge_id = ? AND status = 'pending'`, chargeID.String()).Scan(&n)
+	return n > 0, err
+}
+
 // ---- cancels
 
 const cancelColumns = `id, store_id, merchant_id, charge_id, mode, status, error, metadata, created_on, updated_on`

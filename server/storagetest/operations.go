@@ -402,3 +402,49 @@ func testPendingCancelFor(t *testing.T, s payment.Storage) {
 		t.Error("PendingCancelFor after the cancel turned pending again = false")
 	}
 }
+
+// testPendingRefundFor checks what a long poll of a charge asks: is a
+// refund of this charge still waiting for the worker (pending)?
+func testPendingRefundFor(t *testing.T, s payment.Storage) {
+	w := newTenants(t, s)
+	chs := chargesOf(t, s, 3, w.st)[0]
+	ch, sibling, untouched := chs[0], chs[1], chs[2]
+	pendingFor := func(t *testing.T, id uuid.UUID) bool {
+		t.Helper()
+		var open bool
+		view(t, s, func(ctx context.Context, tx payment.Tx) error {
+			var err error
+			open, err = tx.PendingRefundFor(ctx, id)
+			return err
+		})
+		return open
+	}
+	refund := func(of *payment.Charge, i int, status payment.OperationStatus) *payment.Refund {
+		r := newRefund(of, i)
+		r.Status = status
+		return r
+	}
+	if pendingFor(t, ch.ID) {
+		t.Error("PendingRefundFor a charge without refunds = true")
+	}
+	createRefunds(t, s, refund(ch, 1, payment.OperationSuccessful), refund(ch, 2, payment.OperationFailed), refund(ch, 3, payment.OperationError))
+	if pendingFor(t, ch.ID) {
+		t.Error("PendingRefundFor with only finished refunds = true")
+	}
+	open := refund(ch, 4, payment.OperationPending)
+	createRefunds(t, s, open, refund(sibling, 5, payment.OperationSuccessful))
+	if !pendingFor(t, ch.ID) {
+		t.Error("PendingRefundFor with a pending refund = false")
+	}
+	if pendingFor(t, sibling.ID) || pendingFor(t, untouched.ID) || pendingFor(t, payment.NewID()) {
+		t.Error("another charge's pending refund counts")
+	}
+	for _, st := range []payment.OperationStatus{payment.OperationSuccessful, payment.OperationFailed, payment.OperationError} {
+		done := *open
+		done.Status, done.UpdatedOn = st, at(60)
+		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateRefund(ctx, &done) })
+		if pendingFor(t, ch.ID) {
+			t.Errorf("PendingRefundFor after the refund turned %s = true", st)
+		}
+	}
+}

@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"Refunds", testRefunds},
 		{"ListRefunds", testListRefunds},
 		{"RefundedAmount", testRefundedAmount},
+		{"PendingRefundFor", testPendingRefundFor},
 		{"Cancels", testCancels},
 		{"ListCancels", testListCancels},
 		{"PendingCancelFor", testPendingCancelFor},

@@ -29,8 +29,13 @@ import (
 // echoed in every message), checkout (token | payment; qr is taken as
 // payment), amount (minor units), currency, tokenType (one_time | recurring
 // | subscription), capture (false = authorise only), email, metadata (a
-// JSON object), locale (message.Negotiate: ja, en, ja-JP, … or auto for the
-// browser's), inline (true = fields only; the embedding page submits),
+// JSON object), phoneNumber (the shopper's, given to the card token as its
+// billing phone number: payment.ParsePhone; one the token would refuse is
+// left off, and the frame says so in its console, rather than stopping a
+// payment over a field the shopper cannot see to correct), locale (message.Negotiate: ja,
+// en, ja-JP, … or auto for the browser's), inline (true = fields only; the
+// embedding page submits), inlineItemStyle (CSS declarations for each field
+// of an inline form: parseItemStyle),
 // paymentTypes (what the shopper may pay with, comma-separated:
 // parsePaymentTypes), and for a subscription checkout (payment with
 // tokenType subscription) its terms (subscription.go: subscriptionPeriod,
@@ -117,8 +122,14 @@ type frameParams struct {
 	TokenType string
 	Capture   bool
 	Email     string
-	Metadata  json.RawMessage // a JSON object, or nil
-	Inline    bool
+	// Phone is the shopper's phone number, nil when none was given;
+	// PhoneRefused says one was given that a token would refuse.
+	Phone        *payment.Phone
+	PhoneRefused bool
+	Metadata     json.RawMessage // a JSON object, or nil
+	Inline       bool
+	// ItemStyle is what an inline form's fields are styled with.
+	ItemStyle [][2]string
 	// Card and Wallets are what the shopper may pay with: the card form,
 	// and the online wallets' buttons (walletBrands' brands).
 	Card    bool
@@ -216,6 +227,16 @@ func parseFrameParams(q url.Values, now time.Time) (*frameParams, *problem) {
 	}
 	if len(fp.Email) > 254 {
 		return nil, errBadParams
+	}
+	if s := q.Get("phoneNumber"); strings.TrimSpace(s) != "" {
+		if p, ok := payment.ParsePhone(s); ok {
+			fp.Phone = &p
+		} else {
+			fp.PhoneRefused = true
+		}
+	}
+	if fp.Inline {
+		fp.ItemStyle = parseItemStyle(q.Get("inlineItemStyle"))
 	}
 	if s := strings.TrimSpace(q.Get("metadata")); s != "" {
 		var m map[string]any
@@ -526,6 +547,15 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 	}
 	if fp.Metadata != nil {
 		cfg["metadata"] = fp.Metadata
+	}
+	if fp.Phone != nil {
+		cfg["phoneNumber"] = map[string]any{"country_code": fp.Phone.CountryCode, "local_number": fp.Phone.LocalNumber}
+	}
+	if fp.PhoneRefused {
+		cfg["phoneNumberRefused"] = true
+	}
+	if len(fp.ItemStyle) > 0 {
+		cfg["itemStyle"] = fp.ItemStyle
 	}
 	if fp.Sub != nil {
 		cfg["subscription"] = fp.Sub.config()

@@ -137,8 +137,10 @@ if (skip) {
   test("PHP SDK conformance (univapay-php-sdk 6.7.6)", { timeout: 10 * 60_000 }, async (t) => {
     // Short long-polls: an awaiting charge is still in flight, so each
     // awaitResult that finds one already awaiting would otherwise be held
-    // for the gateway's full default wait.
-    const gw = await startGateway({ env: { KESSAI_POLL_WAIT: "250ms" } });
+    // for the gateway's full default wait. The acquirer takes a moment, as
+    // a real one does, so that what the SDK awaits is still under way when
+    // it asks (the plugins' cancel() then awaitResult(5), most of all).
+    const gw = await startGateway({ env: { KESSAI_POLL_WAIT: "250ms", KESSAI_SANDBOX_LATENCY: "150ms" } });
     let receiver;
     try {
       // A webhook for every event, to a receiver of this file's: run.php

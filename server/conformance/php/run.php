@@ -767,6 +767,14 @@ op('Charge::cancel without metadata (body [])', function () use ($client) {
     same($cancel->awaitResult(5)->status, CancelStatus::SUCCESSFUL(), 'cancel status');
 });
 
+// The shop plugins' own sequence (WooCommerce, EC-CUBE): cancel, then await
+// the charge rather than the cancel; the poll waits for the cancel.
+op('Charge::cancel then Charge::awaitResult (the plugins\' sequence)', function () use ($client) {
+    $c = paidCharge($client, 1000, false);
+    $c->cancel();
+    same($c->awaitResult(5)->status, ChargeStatus::CANCELED(), 'charge status');
+});
+
 op('Charge::cancel of a captured charge', function () use (&$S) {
     $c = needs($S, 'captured');
     expectThrows(UnivapayRequestError::class, function () use ($c) {

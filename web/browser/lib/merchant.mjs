@@ -95,6 +95,8 @@ ${body}
         currency: q.currency || "JPY",
         locale: q.locale || undefined,
         email: q.email || undefined,
+        phoneNumber: q.phoneNumber || undefined,
+        inlineItemStyle: q.inlineItemStyle || undefined,
         paymentTypes: q.paymentTypes ? q.paymentTypes.split(",") : undefined,
         // A subscription checkout (subscriptions.test.mjs).
         tokenType: q.tokenType || undefined,
@@ -126,9 +128,13 @@ ${body}
           );
         case "GET /html": {
           // The HTML API: a span inside a form, no script of the merchant's.
+          // With ?inline=true, WooCommerce's shape: the fields in the page
+          // and the shop's own submit button.
+          const attr = (name, v) => (v ? ` data-${name}="${esc(v)}"` : "");
           const body = `<form id="order" method="post" action="/submit">
 <input type="hidden" name="orderRef" value="A-1003">
-<span data-app-id="${esc(appId)}" data-checkout="payment" data-amount="${common.amount}" data-currency="${esc(common.currency.toLowerCase())}" data-auto-submit="true"${q.locale ? ` data-locale="${esc(q.locale)}"` : ""}${q.paymentTypes ? ` data-payment-types="${esc(q.paymentTypes)}"` : ""}${q.tokenType ? ` data-token-type="${esc(q.tokenType)}"` : ""}${q.subscriptionPeriod ? ` data-subscription-period="${esc(q.subscriptionPeriod)}"` : ""}></span>
+<span data-app-id="${esc(appId)}" data-checkout="payment" data-amount="${common.amount}" data-currency="${esc(common.currency.toLowerCase())}" data-auto-submit="true"${attr("locale", q.locale)}${attr("payment-types", q.paymentTypes)}${attr("token-type", q.tokenType)}${attr("subscription-period", q.subscriptionPeriod)}${attr("email", q.email)}${attr("phone-number", q.phoneNumber)}${attr("inline", q.inline)}${attr("inline-item-style", q.inlineItemStyle)}></span>
+${q.inline ? `<button id="place" type="submit">Place order</button>` : ""}
 </form>`;
           return html(res, page("HTML-mode checkout", body, { mode: "html", ...common }));
         }

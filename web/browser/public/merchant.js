@@ -48,6 +48,7 @@
   };
   if (cfg.locale) { options.locale = cfg.locale; }
   if (cfg.email) { options.email = cfg.email; }
+  if (cfg.phoneNumber) { options.phoneNumber = cfg.phoneNumber; }
   if (cfg.paymentTypes) { options.paymentTypes = cfg.paymentTypes; }
   if (cfg.tokenType) { options.tokenType = cfg.tokenType; }
   if (cfg.subscriptionPeriod) { options.subscriptionPeriod = cfg.subscriptionPeriod; }
@@ -62,6 +63,7 @@
 
   if (cfg.mode === "inline") {
     options.inline = true;
+    if (cfg.inlineItemStyle) { options.inlineItemStyle = cfg.inlineItemStyle; }
     options.container = document.getElementById("card-element");
     var inline = Checkout.create(options);
     window.merchantWidget = inline;
