@@ -94,6 +94,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"ListRefunds", testListRefunds},
 		{"RefundedAmount", testRefundedAmount},
 		{"Cancels", testCancels},
+		{"RefundAndCancelScope", testRefundAndCancelScope},
 		{"ListCancels", testListCancels},
 		{"PendingCancelFor", testPendingCancelFor},
 		{"Ledger", testLedger},
