@@ -76,6 +76,34 @@ func TestRefundAmountBounds(t *testing.T) {
 	wantError(t, f.do(t, "POST", "/charges", server(f.a1), chargeBody(tok, int64(math.MinInt64), "JPY")), 400, payment.CodeValidation, "amount")
 }
 
+// TestCaptureOfNothing (issue 25): a capture of 0 is refused as an invalid
+// amount and leaves the charge authorised, to be captured in full later;
+// only a fuzz seed guarded it.
+func TestCaptureOfNothing(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	auth := f.paidCharge(t, "4000020000000000", 1000, false)
+	for _, amount := range []any{0, "0", -0.0} {
+		rec := f.capture(t, auth, map[string]any{"amount": amount, "currency": "JPY"})
+		for _, e := range wantError(t, rec, 400, payment.CodeValidation, "amount") {
+			if e.Field == "amount" && e.Reason != "INVALID_AMOUNT" {
+				t.Errorf("capture of %v: reason %q, want INVALID_AMOUNT", amount, e.Reason)
+			}
+		}
+	}
+	f.process(t)
+	m := f.getCharge(t, auth)
+	if jstr(m, "status") != "authorized" || jnum(m, "charged_amount") != 1000 {
+		t.Fatalf("after a capture of 0: %s, charged %v", jstr(m, "status"), m["charged_amount"])
+	}
+	if rec := f.capture(t, auth, map[string]any{"amount": 1000, "currency": "JPY"}); rec.Code != http.StatusCreated {
+		t.Fatalf("capture of 1000: %d %s", rec.Code, rec.Body)
+	}
+	f.process(t)
+	if m := f.getCharge(t, auth); jstr(m, "status") != "successful" || jnum(m, "charged_amount") != 1000 {
+		t.Errorf("the capture after: %s, charged %v", jstr(m, "status"), m["charged_amount"])
+	}
+}
+
 // TestModeSeparation: a token of one mode neither sees nor touches objects
 // of the other, as Stripe's test and live keys.
 func TestModeSeparation(t *testing.T) {
