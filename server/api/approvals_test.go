@@ -536,6 +536,61 @@ func TestThreeDSChallenges(t *testing.T) {
 	})
 }
 
+// TestChallengeComesBeforeAuthorization (issue 25): a charge awaiting its
+// shopper's 3-D Secure challenge is authorised only once the challenge is
+// passed. An authorisation item that runs while the challenge is open (a
+// stray one: a retried or duplicated item) completes without calling the
+// acquirer and leaves the charge awaiting; the passed challenge then
+// authorises it.
+func TestChallengeComesBeforeAuthorization(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	const challenge = "4000002760003184"
+	id := f.charge(t, f.token(t, challenge), 3000, "JPY", "three_ds", map[string]any{"mode": "normal"})
+	f.process(t)
+	m := f.getCharge(t, id)
+	if jstr(m, "status") != "awaiting" {
+		t.Fatalf("charge on a challenge card is %q, want awaiting", jstr(m, "status"))
+	}
+	chargeID, err := uuid.Parse(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := func() {
+		t.Helper()
+		ctx := context.Background()
+		if err := f.db.Update(ctx, func(tx payment.Tx) error {
+			return tx.EnqueueWork(ctx, payment.WorkAuthorize, chargeID, f.clock.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		f.process(t)
+	}
+	stray()
+	m = f.getCharge(t, id)
+	if jstr(m, "status") != "awaiting" || jget(m, "charged_amount") != nil {
+		t.Fatalf("a stray authorisation before the challenge: charge %q, charged %v; want awaiting, nothing charged",
+			jstr(m, "status"), m["charged_amount"])
+	}
+
+	it := ok(t, f.do(t, "GET", f.chargePath(id)+"/three_ds/issuer_token", server(f.a1), nil), http.StatusOK)
+	f.act(t, approvalKey(t, jstr(it, "issuer_token")), payment.ActionAnswer, payment.ChallengeCode)
+	f.process(t)
+	m = f.getCharge(t, id)
+	wantChargeEnd(t, m, "successful", 0)
+	if got := jstr(m, "three_ds.status"); got != "successful" {
+		t.Errorf("three_ds.status = %q, want successful", got)
+	}
+	// Once it ended, a stray item changes nothing, not even the time of
+	// its last change.
+	f.clock.Advance(time.Minute)
+	stray()
+	after := f.getCharge(t, id)
+	wantChargeEnd(t, after, "successful", 0)
+	if jstr(after, "updated_on") != jstr(m, "updated_on") {
+		t.Errorf("a stray authorisation after the end changed the charge at %s", jstr(after, "updated_on"))
+	}
+}
+
 func TestExternalThreeDS(t *testing.T) {
 	f := newPayFixture(t, payOptions{})
 	mpi := map[string]any{

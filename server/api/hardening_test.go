@@ -76,6 +76,34 @@ func TestRefundAmountBounds(t *testing.T) {
 	wantError(t, f.do(t, "POST", "/charges", server(f.a1), chargeBody(tok, int64(math.MinInt64), "JPY")), 400, payment.CodeValidation, "amount")
 }
 
+// TestCaptureOfNothing (issue 25): a capture of 0 is refused as an invalid
+// amount and leaves the charge authorised, to be captured in full later;
+// only a fuzz seed guarded it.
+func TestCaptureOfNothing(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	auth := f.paidCharge(t, "4000020000000000", 1000, false)
+	for _, amount := range []any{0, "0", -0.0} {
+		rec := f.capture(t, auth, map[string]any{"amount": amount, "currency": "JPY"})
+		for _, e := range wantError(t, rec, 400, payment.CodeValidation, "amount") {
+			if e.Field == "amount" && e.Reason != "INVALID_AMOUNT" {
+				t.Errorf("capture of %v: reason %q, want INVALID_AMOUNT", amount, e.Reason)
+			}
+		}
+	}
+	f.process(t)
+	m := f.getCharge(t, auth)
+	if jstr(m, "status") != "authorized" || jnum(m, "charged_amount") != 1000 {
+		t.Fatalf("after a capture of 0: %s, charged %v", jstr(m, "status"), m["charged_amount"])
+	}
+	if rec := f.capture(t, auth, map[string]any{"amount": 1000, "currency": "JPY"}); rec.Code != http.StatusCreated {
+		t.Fatalf("capture of 1000: %d %s", rec.Code, rec.Body)
+	}
+	f.process(t)
+	if m := f.getCharge(t, auth); jstr(m, "status") != "successful" || jnum(m, "charged_amount") != 1000 {
+		t.Errorf("the capture after: %s, charged %v", jstr(m, "status"), m["charged_amount"])
+	}
+}
+
 // TestModeSeparation: a token of one mode neither sees nor touches objects
 // of the other, as Stripe's test and live keys.
 func TestModeSeparation(t *testing.T) {
@@ -425,5 +453,104 @@ func TestCardNumbersRefusedInFreeText(t *testing.T) {
 	// number, a phone number, a Luhn-invalid run.
 	for _, v := range []string{"202611230001234", "4242424242424241", "03-1234-5678", "12345678901234567890"} {
 		ok(t, f.do(t, "PATCH", f.chargePath(paid), server(f.a1), map[string]any{"metadata": map[string]any{"order": v}}), http.StatusOK)
+	}
+}
+
+// TestCardNumbersInDisguise (issue 25, D6): an e-mail address made of a
+// card number was stored in the clear, and metadata took card numbers
+// written with dots, slashes, double spaces, a no-break or zero-width
+// space, or full-width digits. Values that only look numeric (phones,
+// dates, order numbers, ids) stay acceptable.
+func TestCardNumbersInDisguise(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	card := cardBody("4000020000000000")
+	tok := f.token(t, "4000020000000000", "type", "recurring")
+	paid := f.paidCharge(t, "4000020000000000", 1000, true)
+
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		auth               string
+		field              string
+	}{
+		{"token e-mail", "POST", "/tokens", with(card, "email", "4000020000000000@example.com"), server(f.a1), "email"},
+		{"token e-mail, dotted", "POST", "/tokens", with(card, "email", "4000.0200.0000.0000@example.com"), server(f.a1), "email"},
+		{"token e-mail, from a browser", "POST", "/tokens", with(card, "email", "x+4242424242424242@example.com"), browser(f.a1), "email"},
+		{"token PATCH e-mail", "PATCH", storePath(f.storeA1, "/tokens/"+tok), map[string]any{"email": "4242-4242-4242-4242@example.com"}, server(f.a1), "email"},
+		{"password reset e-mail", "POST", "/password_resets", map[string]any{"email": "4000020000000000@example.com"}, "", "email"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := f.do(t, c.method, c.path, c.auth, c.body, origin("https://shop.example"))
+			for _, e := range wantError(t, rec, 400, payment.CodeValidation, c.field) {
+				if e.Field == c.field && e.Reason != payment.ReasonCardNumber {
+					t.Errorf("reason %q, want %s", e.Reason, payment.ReasonCardNumber)
+				}
+			}
+		})
+	}
+	if m := ok(t, f.do(t, "GET", storePath(f.storeA1, "/tokens/"+tok), server(f.a1), nil), http.StatusOK); jstr(m, "email") != "buyer@example.com" {
+		t.Errorf("token e-mail = %q after a refused PATCH", jstr(m, "email"))
+	}
+
+	disguised := map[string]any{
+		"dots":               "4000.0200.0000.0000",
+		"slashes":            "4000/0200/0000/0000",
+		"double spaces":      "4000  0200  0000  0000",
+		"mixed separators":   "4000 -/. 0200--0000__0000",
+		"no-break spaces":    "4000\u00a00200\u00a00000\u00a00000",
+		"narrow no-break":    "4000\u202f0200\u202f0000\u202f0000",
+		"ideographic spaces": "4000\u30000200\u30000000\u30000000",
+		"zero-width spaces":  "4000\u200b0200\u200b0000\u200b0000",
+		"zero-width joiners": "4\u200d0\u200d0\u200d0\u200d020000000000",
+		"soft hyphens":       "4000\u00ad0200\u00ad0000\u00ad0000",
+		"full-width digits":  "４０００ ０２００ ００００ ００００",
+		"full-width dashes":  "４０００－０２００－００００－００００",
+		"katakana dashes":    "4000ー0200ー0000ー0000",
+		"arabic-indic":       "٤٠٠٠٠٢٠٠٠٠٠٠٠٠٠٠",
+		"devanagari":         "४००००२००००००००००",
+		"one per line":       "4000\n0200\n0000\n0000",
+		"one digit apart":    "4 0 0 0 0 2 0 0 0 0 0 0 0 0 0 0",
+		"amex, dotted":       "3782.822463.10005",
+		"in a sentence":      "pay with 4000.0200.0000.0000, exp 12/30",
+		"followed by expiry": "4000 0200 0000 0000 12/30",
+	}
+	for name, v := range disguised {
+		t.Run("metadata "+name, func(t *testing.T) {
+			rec := f.do(t, "PATCH", f.chargePath(paid), server(f.a1), map[string]any{"metadata": map[string]any{"note": v}})
+			for _, e := range wantError(t, rec, 400, payment.CodeValidation, "metadata.note") {
+				if e.Reason != payment.ReasonCardNumber {
+					t.Errorf("reason %q, want %s", e.Reason, payment.ReasonCardNumber)
+				}
+			}
+		})
+	}
+	t.Run("metadata number with an exponent", func(t *testing.T) {
+		rec := f.do(t, "PATCH", f.chargePath(paid), server(f.a1), `{"metadata":{"n":4.00002e15}}`)
+		wantError(t, rec, 400, payment.CodeValidation, "metadata.n")
+	})
+	if m := f.getCharge(t, paid); jget(m, "metadata.note") != nil || jget(m, "metadata.n") != nil {
+		t.Errorf("a disguised card number was stored: %v", m["metadata"])
+	}
+
+	// Not card numbers: they fail the Luhn check, have no brand's prefix
+	// or length, or are kept apart by what separates them.
+	for _, v := range []string{
+		"03-1234-5678", "+81 90-1234-5678", "090.1234.5678", "(03) 1234 5678 / 090 1234 5678",
+		"2026/03/01", "2026.03.01 - 2027.03.01", "2026-03-01T09:00:00Z", "01/03/2026, 01/04/2026, 01/05/2026",
+		"ORD-2026-000123", "202611230001234", "4242424242424241", "4242.4242.4242.4241",
+		"12345678901234567890", "40000200000000001234", "192.168.100.200", "10.0.0.1/24",
+		"0f8fad5b-d9cb-469f-a165-70867728950e", "4000, 0200, 0000, 0000", "4000:0200:0000:0000",
+		// An id in Kessai's own shape (a UUID) whose middle groups are
+		// a Luhn-valid Mastercard number when joined.
+		"01a21f75-2502-7369-9498-2906f70ff94d", "parent 01A21F75-2502-7369-9498-2906F70FF94D.",
+		"¥4,000,020,000", "qty 4000 x 0200: 0000",
+	} {
+		rec := f.do(t, "PATCH", f.chargePath(paid), server(f.a1), map[string]any{"metadata": map[string]any{"order": v}})
+		if rec.Code != http.StatusOK {
+			t.Errorf("metadata %q refused: %d %s", v, rec.Code, rec.Body)
+		}
+	}
+	for _, email := range []string{"buyer+20260301@example.com", "taro.0312345678@example.jp", "4000@example.com"} {
+		ok(t, f.do(t, "POST", "/tokens", server(f.a1), with(card, "email", email)), http.StatusCreated)
 	}
 }

@@ -1706,6 +1706,70 @@ func TestPaymentTenancy(t *testing.T) {
 	})
 }
 
+// TestRefundAndCancelUnderMyCharge (issue 25): a refund or cancel is read
+// under the charge in its path, and only that charge's: another
+// merchant's refund (or another charge's of the same store) put under a
+// charge of mine is NOT_FOUND, as is a cancel. Refund(id) loaded a refund
+// of any merchant, and one comparison of charge ids was all that kept
+// another merchant's refund unreadable.
+func TestRefundAndCancelUnderMyCharge(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	money := map[string]any{"amount": 100, "currency": "JPY"}
+	md := map[string]any{"metadata": map[string]any{"k": "stolen"}}
+	mine := f.paidCharge(t, "4000020000000000", 1000, true)
+	mineAuth := f.paidCharge(t, "4000020000000000", 1001, false)
+	sibling := f.paidCharge(t, "4000020000000000", 1002, true)
+	siblingAuth := f.paidCharge(t, "4000020000000000", 1003, false)
+	siblingRefund := jstr(ok(t, f.refund(t, sibling, 100, "JPY"), http.StatusCreated), "id")
+	siblingCancel := jstr(ok(t, f.cancel(t, siblingAuth), http.StatusCreated), "id")
+
+	b := func(rest string) string { return storePath(f.storeB1, rest) }
+	tokB := jstr(f.tokenAt(t, server(f.b1), with(cardBody("4000020000000000"), "type", "recurring")), "id")
+	theirs := jstr(f.chargeAt(t, server(f.b1), chargeBody(tokB, 5000, "JPY")), "id")
+	theirsAuth := jstr(f.chargeAt(t, server(f.b1), chargeBody(tokB, 5001, "JPY", "capture", false)), "id")
+	f.process(t)
+	theirRefund := jstr(ok(t, f.do(t, "POST", b("/charges/"+theirs+"/refunds"), server(f.b1), money), http.StatusCreated), "id")
+	theirCancel := jstr(ok(t, f.do(t, "POST", b("/charges/"+theirsAuth+"/cancels"), server(f.b1), map[string]any{}), http.StatusCreated), "id")
+	f.process(t)
+
+	for _, r := range []struct{ name, method, path string }{
+		{"another merchant's refund", "GET", f.chargePath(mine) + "/refunds/" + theirRefund},
+		{"another merchant's refund, long poll", "GET", f.chargePath(mine) + "/refunds/" + theirRefund + "?polling=true"},
+		{"another merchant's refund, PATCH", "PATCH", f.chargePath(mine) + "/refunds/" + theirRefund},
+		{"another charge's refund", "GET", f.chargePath(mine) + "/refunds/" + siblingRefund},
+		{"another charge's refund, PATCH", "PATCH", f.chargePath(mine) + "/refunds/" + siblingRefund},
+		{"another merchant's cancel", "GET", f.chargePath(mineAuth) + "/cancels/" + theirCancel},
+		{"another merchant's cancel, PATCH", "PATCH", f.chargePath(mineAuth) + "/cancels/" + theirCancel},
+		{"another charge's cancel", "GET", f.chargePath(mineAuth) + "/cancels/" + siblingCancel},
+		{"another charge's cancel, PATCH", "PATCH", f.chargePath(mineAuth) + "/cancels/" + siblingCancel},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			var body any
+			if r.method == "PATCH" {
+				body = md
+			}
+			rec := f.do(t, r.method, r.path, server(f.a1), body)
+			wantError(t, rec, http.StatusNotFound, payment.CodeNotFound)
+			for _, id := range []string{theirRefund, theirCancel, siblingRefund, siblingCancel, theirs, sibling} {
+				if strings.Contains(rec.Body.String(), id) {
+					t.Errorf("the answer names %s: %s", id, rec.Body)
+				}
+			}
+		})
+	}
+	// Where they belong, they are found, and unchanged.
+	for _, p := range []struct{ path, auth string }{
+		{b("/charges/" + theirs + "/refunds/" + theirRefund), server(f.b1)},
+		{b("/charges/" + theirsAuth + "/cancels/" + theirCancel), server(f.b1)},
+		{f.chargePath(sibling) + "/refunds/" + siblingRefund, server(f.a1)},
+		{f.chargePath(siblingAuth) + "/cancels/" + siblingCancel, server(f.a1)},
+	} {
+		if m := ok(t, f.do(t, "GET", p.path, p.auth, nil), http.StatusOK); jget(m, "metadata.k") != nil {
+			t.Errorf("GET %s: metadata %v", p.path, m["metadata"])
+		}
+	}
+}
+
 // ---------------------------------------------------------------------------
 // 7. Card data never leaks
 

@@ -1105,6 +1105,22 @@ func TestDuplicateCharge(t *testing.T) {
 		g.clock.Advance(31 * time.Second)
 		rlWantAccepted(t, g.postCharge(t, tok, 1000, "JPY"))
 	})
+	// The window's edges (spec/limits.md section 6: "accepted within the
+	// last 30 seconds"): a charge 30 s old, to the microsecond the
+	// database keeps, is within them; a microsecond later it is not.
+	t.Run("the window's edges", func(t *testing.T) {
+		g := newRLGateway(t, rlOptions{})
+		tok := g.newToken(t, "recurring")
+		rlWantAccepted(t, g.postCharge(t, tok, 1000, "JPY")) // t=0
+		g.clock.Advance(30*time.Second - time.Microsecond)
+		rlWantDuplicate(t, g.postCharge(t, tok, 1000, "JPY")) // t=29.999999 s
+		g.clock.Advance(time.Microsecond)
+		rlWantDuplicate(t, g.postCharge(t, tok, 1000, "JPY")) // t=30 s
+		g.clock.Advance(time.Microsecond)
+		rlWantAccepted(t, g.postCharge(t, tok, 1000, "JPY")) // t=30.000001 s
+		g.clock.Advance(30 * time.Second)
+		rlWantDuplicate(t, g.postCharge(t, tok, 1000, "JPY")) // 30 s after that one
+	})
 	t.Run("rejected retries do not extend the window", func(t *testing.T) {
 		g := newRLGateway(t, rlOptions{})
 		tok := g.newToken(t, "recurring")

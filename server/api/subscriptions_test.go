@@ -999,3 +999,49 @@ func TestSubscriptionRateLimitClasses(t *testing.T) {
 		g.wantStandard(t, g.get(t, sub()+"/charges", secret), 29, 9)
 	})
 }
+
+// TestSubscriptionCycleAtMostTenYears (issue 25, D9): cyclical_period
+// "P10Y1D" was accepted though a cycle is at most ten years. Ten years
+// are the parser's 120 months: a cycle's days must fit in what its
+// months leave of them from any start day, so P10Y is the longest cycle
+// in months and P3651D the longest in days (ten years from 1 March 2097
+// are 3651 days: 2100 is no leap year).
+func TestSubscriptionCycleAtMostTenYears(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	for _, c := range []struct {
+		period string
+		ok     bool
+	}{
+		{"P10Y", true},
+		{"P120M", true},
+		{"P9Y12M", true},
+		{"P3651D", true},
+		{"P521W4D", true},  // 3651 days
+		{"PT87624H", true}, // 3651 days
+		{"P9Y11M28D", true},
+		{"P9Y365D", true},
+		{"P1Y3286D", true},
+		{"P10Y1D", false},
+		{"P120M1D", false},
+		{"P10YT24H", false},
+		{"P3652D", false},
+		{"P3653D", false},
+		{"P3660D", false},
+		{"P522W", false},
+		{"P9Y11M29D", false},
+		{"P9Y366D", false},
+		{"P1Y3287D", false},
+		{"P11Y", false},
+	} {
+		t.Run(c.period, func(t *testing.T) {
+			rec := f.do(t, "POST", "/subscriptions", server(f.a1), subBody(f.subToken(t), "period", nil, "cyclical_period", c.period))
+			if c.ok {
+				if m := ok(t, rec, http.StatusCreated); jstr(m, "cyclical_period") != c.period {
+					t.Errorf("cyclical_period = %q", jstr(m, "cyclical_period"))
+				}
+				return
+			}
+			wantError(t, rec, 400, payment.CodeValidation, "cyclical_period")
+		})
+	}
+}

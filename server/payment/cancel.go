@@ -100,17 +100,11 @@ func (s *Service) placeCancel(ctx context.Context, tx Tx, c *Caller, storeID, ch
 }
 
 func (s *Service) visibleCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID, id uuid.UUID) (*Cancel, error) {
-	if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
-		return nil, err
-	}
-	cn, err := tx.Cancel(ctx, id)
+	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
 	}
-	if cn.ChargeID != chargeID {
-		return nil, NotFound("cancel")
-	}
-	return cn, nil
+	return tx.Cancel(ctx, ch.StoreID, ch.ID, id)
 }
 
 // Cancel returns a cancel, long-polling while it is pending.

@@ -49,6 +49,30 @@ func TestContainsCardNumber(t *testing.T) {
 		{"03-1234-5678", false},
 		{"", false},
 		{"0f8fad5b-d9cb-469f-a165-70867728950e", false},
+		// Written out otherwise (issue 25, D6).
+		{"4000020000000000@example.com", true},
+		{"4000.0200.0000.0000", true},
+		{"4000/0200/0000/0000", true},
+		{"4000  0200\t0000 - 0000", true},
+		{"4000\u00a00200\u202f0000\u30000000", true},
+		{"4000\u200b0200\u2060000\ufeff00000", true},
+		{"４０００ ０２００ ００００ ００００", true},
+		{"٤٠٠٠٠٢٠٠٠٠٠٠٠٠٠٠", true},
+		{"4 0 0 0 0 2 0 0 0 0 0 0 0 0 0 0", true},
+		{"card 4000.0200.0000.0000 exp 12/30 cvc 123", true},
+		{"1 / 4000 0200 0000 0000 / 12 / 30", true},
+		{"aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee 4000020000000000", true},
+		{"01a21f75-2502-7369-9498-2906f70ff94d", false}, // a UUID: 2502 7369 9498 2906 is not read
+		{"id 01a21f75-2502-7369-9498-2906f70ff94d.", false},
+		{"01a21f75-2502-7369-9498-2906f70ff94dx", true}, // not a UUID on its own
+		{"4000.0200.0000.0001", false},                  // Luhn fails
+		{"4000 0200 0000 00001", false},                 // 17 digits: no Visa
+		{"40000200000000001", false},
+		{"4000, 0200, 0000, 0000", false}, // a list
+		{"4000:0200:0000:0000", false},
+		{"2026/03/01 - 2027/03/01", false},
+		{"+81 90-1234-5678", false},
+		{"192.168.100.200", false},
 	} {
 		if got := payment.ContainsCardNumber(c.in); got != c.want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", c.in, got, c.want)

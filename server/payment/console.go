@@ -191,7 +191,9 @@ func checkPassword(u *User, password string) bool {
 // the right password included.
 func (s *Service) SignIn(ctx context.Context, r SignInRequest) (token string, sess *ConsoleSession, err error) {
 	email := NormalizeEmail(r.Email)
-	if email == "" || r.Password == "" || len(email) > maxSignInInput || len(r.Password) > maxSignInInput {
+	// No user has an address made of a card number; the throttle's keys,
+	// which hold the address, would keep it.
+	if email == "" || r.Password == "" || len(email) > maxSignInInput || len(r.Password) > maxSignInInput || ContainsCardNumber(email) {
 		return "", nil, invalidCredentials()
 	}
 	if err := s.throttle(ctx, signInKeys(email, r.ClientIP)); err != nil {
@@ -444,11 +446,13 @@ type PasswordResetRequest struct {
 // to anyone. Requests from one client address are throttled as well.
 func (s *Service) RequestPasswordReset(ctx context.Context, r PasswordResetRequest) error {
 	email := NormalizeEmail(r.Email)
-	switch {
-	case email == "":
+	if email == "" {
 		return Invalid("email", ReasonRequired)
-	case !validEmail(email):
-		return Invalid("email", "INVALID_FORMAT_EMAIL")
+	}
+	// The address is the daily quota's key, which is stored.
+	var v Validation
+	if checkEmail(&v, "email", email); v.Err() != nil {
+		return v.Err()
 	}
 	if err := s.throttle(ctx, resetRequestKeys(r.ClientIP)); err != nil {
 		return err

@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -690,4 +691,46 @@ func TestThrottleUnavailable(t *testing.T) {
 	wantConsoleErr(t, err, payment.CodeServiceUnavailable)
 	err = st.Service.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail})
 	wantConsoleErr(t, err, payment.CodeServiceUnavailable)
+}
+
+// TestPasswordResetThrottle: one client address gets ten reset requests
+// at once, then one every 30 seconds (two a minute), whatever addresses
+// it asks for; another client address is not held by it.
+func TestPasswordResetThrottle(t *testing.T) {
+	cs := newConsoleStack(t)
+	ctx := context.Background()
+	ask := func(i int, ip string) error {
+		return cs.Service.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: fmt.Sprintf("user%d@kessai.test", i), ClientIP: ip})
+	}
+	for i := range 10 {
+		if err := ask(i, "192.0.2.7"); err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+	}
+	err := ask(10, "192.0.2.7")
+	wantConsoleErr(t, err, payment.CodeTooManyRequests)
+	if pe := err.(*payment.Error); pe.RetryAfter != 30*time.Second {
+		t.Errorf("RetryAfter = %v, want 30s (two a minute)", pe.RetryAfter)
+	}
+	if err := ask(11, "192.0.2.8"); err != nil {
+		t.Fatalf("from another address: %v", err)
+	}
+}
+
+// TestSignInWithCardNumberAddress (issue 25, D6): no user has an address
+// made of a card number, and the throttle, whose keys hold the address,
+// never sees one.
+func TestSignInWithCardNumberAddress(t *testing.T) {
+	cs := newConsoleStack(t)
+	for _, email := range []string{"4000020000000000@example.com", "4000.0200.0000.0000@example.com"} {
+		_, _, err := cs.Service.SignIn(context.Background(), payment.SignInRequest{Email: email, Password: "guess", ClientIP: "192.0.2.1"})
+		wantConsoleErr(t, err, payment.CodeInvalidCredentials)
+	}
+	cs.throttle.mu.Lock()
+	defer cs.throttle.mu.Unlock()
+	for k := range cs.throttle.count {
+		if strings.Contains(k, "@example.com") {
+			t.Errorf("the throttle counted %q", k)
+		}
+	}
 }

@@ -332,7 +332,7 @@ func (t *eventTx) CreateRefund(ctx context.Context, r *Refund) error {
 }
 
 func (t *eventTx) UpdateRefund(ctx context.Context, r *Refund) error {
-	old, err := t.Tx.Refund(ctx, r.ID)
+	old, err := t.Tx.Refund(ctx, r.StoreID, r.ChargeID, r.ID)
 	if err != nil {
 		return err
 	}
@@ -358,7 +358,7 @@ func (t *eventTx) CreateCancel(ctx context.Context, cn *Cancel) error {
 }
 
 func (t *eventTx) UpdateCancel(ctx context.Context, cn *Cancel) error {
-	old, err := t.Tx.Cancel(ctx, cn.ID)
+	old, err := t.Tx.Cancel(ctx, cn.StoreID, cn.ChargeID, cn.ID)
 	if err != nil {
 		return err
 	}

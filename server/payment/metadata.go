@@ -3,6 +3,7 @@ package payment
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -97,7 +98,7 @@ func checkMetadataValue(v any, field string, arrayAllowed bool) error {
 	case nil, bool:
 		return nil
 	case json.Number:
-		if ContainsCardNumber(x.String()) {
+		if ContainsCardNumber(x.String()) || ContainsCardNumber(wholeNumberDigits(x.String())) {
 			return Invalid(field, ReasonCardNumber)
 		}
 		return nil
@@ -118,6 +119,37 @@ func checkMetadataValue(v any, field string, arrayAllowed bool) error {
 	default:
 		return Invalid(field, "NESTED_JSON_NOT_ALLOWED")
 	}
+}
+
+// wholeNumberDigits writes a JSON number with an exponent (4.00002e15) as
+// the digits of its value when that is a whole number of at most 19
+// digits, the value a card number would have; "" for anything else.
+func wholeNumberDigits(num string) string {
+	mantissa, exp, ok := strings.Cut(strings.ToLower(num), "e")
+	if !ok {
+		return ""
+	}
+	e, err := strconv.Atoi(exp)
+	if err != nil || e < -maxCardDigits || e > maxCardDigits {
+		return ""
+	}
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(mantissa, "-"), ".")
+	digits, point := whole+frac, len(whole)+e
+	if point < 1 || point > len(digits)+maxCardDigits {
+		return ""
+	}
+	if point < len(digits) {
+		if strings.Trim(digits[point:], "0") != "" {
+			return ""
+		}
+		digits = digits[:point]
+	} else {
+		digits += strings.Repeat("0", point-len(digits))
+	}
+	if digits = strings.TrimLeft(digits, "0"); len(digits) > maxCardDigits {
+		return ""
+	}
+	return digits
 }
 
 // Merge returns m with the keys of update applied; a null value removes a

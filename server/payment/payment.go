@@ -173,7 +173,13 @@ type Tx interface {
 	RecentCharge(ctx context.Context, tokenID uuid.UUID, amount int64, currency string, since time.Time) (bool, error)
 
 	CreateRefund(ctx context.Context, r *Refund) error
-	Refund(ctx context.Context, id uuid.UUID) (*Refund, error)
+	// Refund reads a refund of the charge chargeID of the store storeID;
+	// one of another charge, store or merchant is NOT_FOUND, so that an id
+	// a request names never reads more than it may. QueuedRefund reads
+	// one by its id alone, for the worker, whose work items name nothing
+	// else.
+	Refund(ctx context.Context, storeID, chargeID, id uuid.UUID) (*Refund, error)
+	QueuedRefund(ctx context.Context, id uuid.UUID) (*Refund, error)
 	UpdateRefund(ctx context.Context, r *Refund) error
 	ListRefunds(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*Refund], error)
 	// RefundedAmount sums a charge's refunds that are pending or
@@ -184,7 +190,10 @@ type Tx interface {
 	PendingRefundFor(ctx context.Context, chargeID uuid.UUID) (bool, error)
 
 	CreateCancel(ctx context.Context, c *Cancel) error
-	Cancel(ctx context.Context, id uuid.UUID) (*Cancel, error)
+	// Cancel and QueuedCancel read a cancel as Refund and QueuedRefund
+	// read a refund.
+	Cancel(ctx context.Context, storeID, chargeID, id uuid.UUID) (*Cancel, error)
+	QueuedCancel(ctx context.Context, id uuid.UUID) (*Cancel, error)
 	UpdateCancel(ctx context.Context, c *Cancel) error
 	ListCancels(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*Cancel], error)
 	PendingCancelFor(ctx context.Context, chargeID uuid.UUID) (bool, error)

@@ -119,17 +119,11 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 }
 
 func (s *Service) visibleRefund(ctx context.Context, tx Tx, c *Caller, storeID, chargeID, id uuid.UUID) (*Refund, error) {
-	if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
-		return nil, err
-	}
-	r, err := tx.Refund(ctx, id)
+	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
 	}
-	if r.ChargeID != chargeID {
-		return nil, NotFound("refund")
-	}
-	return r, nil
+	return tx.Refund(ctx, ch.StoreID, ch.ID, id)
 }
 
 // Refund returns a refund, long-polling like Charge while it is pending.

@@ -2,8 +2,10 @@ package payment
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	// Zone names (schedule_settings.zone_id) must mean the same on every
@@ -90,13 +92,19 @@ var periods = map[string]Cycle{
 	"annually":     {Months: 12},
 }
 
-// Bounds of a cycle: at least a day (due dates are days), at most ten
-// years, so that schedules stay within a sensible calendar and arithmetic
-// on them far from any limit.
-const (
-	maxCycleMonths = 120
-	maxCycleDays   = 3660
-)
+// A cycle is at least a day (due dates are days) and at most ten years,
+// so that schedules stay within a sensible calendar and arithmetic on
+// them far from any limit. Ten years are what the parser makes of P10Y:
+// 120 months. A cycle of months and days is at most that when, from
+// every day it could start on, its months and then its days end no later
+// than 120 months on (tenYearsLeft): P10Y and P120M are the longest
+// cycles in months, P3651D the longest in days (ten years from 1 March
+// 2097 are 3651 days, 2100 being no leap year), and P10Y1D is too long.
+const maxCycleMonths = 120
+
+// maxStoredCycleDays bounded a cycle's days before the ten-year bound was
+// exact; subscriptions made then are read with it (readCycle).
+const maxStoredCycleDays = 3660
 
 // PeriodCycle returns the cycle of a named period ("monthly").
 func PeriodCycle(period string) (Cycle, bool) {
@@ -105,17 +113,61 @@ func PeriodCycle(period string) (Cycle, bool) {
 }
 
 // ParseCycle reads an ISO 8601 duration of whole days or more (P1M, P10D,
-// P2W, P1Y6M, PT744H) as a cycle. Hours must make whole days.
+// P2W, P1Y6M, PT744H) as a cycle of at most ten years. Hours must make
+// whole days.
 func ParseCycle(s string) (Cycle, bool) {
+	c, ok := readCycle(s)
+	if !ok || c.Days > tenYearsLeft(c.Months) {
+		return Cycle{}, false
+	}
+	return c, true
+}
+
+// readCycle reads a cycle as ParseCycle does, with the looser bound on
+// days that held when stored subscriptions were made: their schedules
+// must go on as they were agreed.
+func readCycle(s string) (Cycle, bool) {
 	d, ok := parseISODuration(s)
 	if !ok || d.hours%24 != 0 {
 		return Cycle{}, false
 	}
 	c := Cycle{Months: d.years*12 + d.months, Days: d.weeks*7 + d.days + d.hours/24}
-	if c.Months == 0 && c.Days == 0 || c.Months > maxCycleMonths || c.Days > maxCycleDays {
+	if c.Months == 0 && c.Days == 0 || c.Months > maxCycleMonths || c.Days > maxStoredCycleDays {
 		return Cycle{}, false
 	}
 	return c, true
+}
+
+// tenYears[m] caches tenYearsLeft(m).
+var tenYears [maxCycleMonths + 1]struct {
+	once sync.Once
+	days int
+}
+
+// tenYearsLeft is how many days a cycle of months months may add and
+// still end, from every start day, no later than ten years (120 months)
+// on: the fewest days from start+months to start+120 months, over every
+// start in a 400-year Gregorian cycle (after which the calendar repeats).
+// Only the 1st, and the 29th to the 31st, of each month need trying:
+// from any other day both ends move by the same days as from the 1st.
+func tenYearsLeft(months int) int {
+	e := &tenYears[months]
+	e.once.Do(func() {
+		e.days = math.MaxInt
+		for y := 2000; y < 2400; y++ {
+			for m := time.January; m <= time.December; m++ {
+				for _, day := range [...]int{1, 29, 30, 31} {
+					if day > daysIn(y, m) {
+						break
+					}
+					start := Date{y, m, day}
+					gap := int(start.addMonths(maxCycleMonths).utc().Sub(start.addMonths(months).utc()) / (24 * time.Hour))
+					e.days = min(e.days, gap)
+				}
+			}
+		}
+	})
+	return e.days
 }
 
 // isoDuration is an ISO 8601 duration's parts; seconds and minutes are not

@@ -96,7 +96,8 @@ func TestScheduleFirstOnOrAfter(t *testing.T) {
 func TestParseCycle(t *testing.T) {
 	valid := map[string]payment.Cycle{
 		"P1M": {Months: 1}, "P1Y6M": {Months: 18}, "P2W": {Days: 14}, "P10D": {Days: 10},
-		"PT48H": {Days: 2}, "P1M15D": {Months: 1, Days: 15}, "P10Y": {Months: 120}, "P3660D": {Days: 3660},
+		"PT48H": {Days: 2}, "P1M15D": {Months: 1, Days: 15}, "P10Y": {Months: 120}, "P3651D": {Days: 3651},
+		"P9Y11M28D": {Months: 119, Days: 28},
 	}
 	for in, want := range valid {
 		if got, ok := payment.ParseCycle(in); !ok || got != want {
@@ -105,7 +106,7 @@ func TestParseCycle(t *testing.T) {
 	}
 	for _, in := range []string{
 		"", "P", "PT", "P0D", "P0M0D", "PT1H", "PT25H", "P1D2M", "P1M1M", "P-1D", "1M", "p1m", "P1.5M",
-		"P11Y", "P3661D", "P99999999999999999999D", "P1DT", "P1S", "PT1M", "P1M ", " P1M", "P1W1W",
+		"P11Y", "P3661D", "P10Y1D", "P120M1D", "P3652D", "P9Y11M29D", "P99999999999999999999D", "P1DT", "P1S", "PT1M", "P1M ", " P1M", "P1W1W",
 		"P" + strings.Repeat("1", 60) + "D",
 	} {
 		if got, ok := payment.ParseCycle(in); ok {
@@ -154,7 +155,7 @@ func FuzzParseCycle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if c, ok := payment.ParseCycle(s); ok {
-			if c.Months < 0 || c.Days < 0 || c.Months == 0 && c.Days == 0 || c.Months > 120 || c.Days > 3660 {
+			if c.Months < 0 || c.Days < 0 || c.Months == 0 && c.Days == 0 || c.Months > 120 || c.Days > 3651 || c.Months == 120 && c.Days > 0 {
 				t.Fatalf("ParseCycle(%q) = %+v out of bounds", s, c)
 			}
 			// Two years of due dates of any accepted cycle stay in order.

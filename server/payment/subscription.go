@@ -156,7 +156,7 @@ type Subscription struct {
 // cycle is the subscription's period as a cycle.
 func (sub *Subscription) cycle() Cycle {
 	if sub.CyclicalPeriod != "" {
-		c, _ := ParseCycle(sub.CyclicalPeriod)
+		c, _ := readCycle(sub.CyclicalPeriod)
 		return c
 	}
 	c, _ := PeriodCycle(sub.Period)

@@ -177,6 +177,19 @@ func storeCaller(c *Caller) (uuid.UUID, error) {
 	return c.token.StoreID, nil
 }
 
+// checkEmail records what is wrong with an e-mail address that is to be
+// stored: not an address, or an address made of a card number, which
+// would then be stored and shown in the clear.
+func checkEmail(v *Validation, field, s string) {
+	switch {
+	case s == "":
+	case !validEmail(s):
+		v.Add(field, "INVALID_FORMAT_EMAIL")
+	case ContainsCardNumber(s):
+		v.Add(field, ReasonCardNumber)
+	}
+}
+
 func validEmail(s string) bool {
 	if len(s) > 254 {
 		return false
@@ -215,8 +228,8 @@ func (s *Service) checkNewToken(p *NewToken, c *Caller, now time.Time) error {
 		// A wallet knows its shopper: only card payments need an
 		// address to reach them.
 		v.Add("email", ReasonRequired)
-	case p.Email != "" && !validEmail(p.Email):
-		v.Add("email", "INVALID_FORMAT_EMAIL")
+	default:
+		checkEmail(&v, "email", p.Email)
 	}
 	if isWallet(p.PaymentType) {
 		checkWallet(&v, p)
@@ -586,10 +599,11 @@ func (s *Service) UpdateToken(ctx context.Context, c *Caller, storeID, id uuid.U
 		now := s.clock.Now()
 		var v Validation
 		if u.Email != nil {
-			if e := strings.TrimSpace(*u.Email); validEmail(e) {
-				tok.Email = e
-			} else {
+			tok.Email = strings.TrimSpace(*u.Email)
+			if tok.Email == "" {
 				v.Add("email", "INVALID_FORMAT_EMAIL")
+			} else {
+				checkEmail(&v, "email", tok.Email)
 			}
 		}
 		month, year := tok.Card.ExpMonth, tok.Card.ExpYear

@@ -646,7 +646,7 @@ func (s *Service) refund(ctx context.Context, w Work) error {
 	var r *Refund
 	if err := s.storage.View(ctx, func(tx Tx) error {
 		var err error
-		r, err = tx.Refund(ctx, id)
+		r, err = tx.QueuedRefund(ctx, id)
 		return err
 	}); err != nil {
 		return err
@@ -666,7 +666,7 @@ func (s *Service) refund(ctx context.Context, w Work) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
-		r, err := tx.Refund(ctx, id)
+		r, err := tx.QueuedRefund(ctx, id)
 		if err != nil || r.Status != OperationPending {
 			return err
 		}
@@ -689,7 +689,7 @@ func (s *Service) void(ctx context.Context, w Work) error {
 	var cn *Cancel
 	if err := s.storage.View(ctx, func(tx Tx) error {
 		var err error
-		cn, err = tx.Cancel(ctx, id)
+		cn, err = tx.QueuedCancel(ctx, id)
 		return err
 	}); err != nil {
 		return err
@@ -709,7 +709,7 @@ func (s *Service) void(ctx context.Context, w Work) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
-		cn, err := tx.Cancel(ctx, id)
+		cn, err := tx.QueuedCancel(ctx, id)
 		if err != nil || cn.Status != OperationPending {
 			return err
 		}

@@ -441,8 +441,16 @@ func (t *tx) CreateRefund(ctx context.Context, r *payment.Refund) error {
 	return err
 }
 
-func (t *tx) Refund(ctx context.Context, id uuid.UUID) (*payment.Refund, error) {
-	r, err := scanRefund(t.readOne(ctx, refundColumns, "refunds", "id = ?", id))
+func (t *tx) Refund(ctx context.Context, storeID, chargeID, id uuid.UUID) (*payment.Refund, error) {
+	return t.refundWhere(ctx, "id = ? AND store_id = ? AND charge_id = ?", id, storeID, chargeID)
+}
+
+func (t *tx) QueuedRefund(ctx context.Context, id uuid.UUID) (*payment.Refund, error) {
+	return t.refundWhere(ctx, "id = ?", id)
+}
+
+func (t *tx) refundWhere(ctx context.Context, where string, args ...any) (*payment.Refund, error) {
+	r, err := scanRefund(t.readOne(ctx, refundColumns, "refunds", where, args...))
 	if err != nil {
 		return nil, notFound(err, "refund")
 	}
@@ -530,8 +538,16 @@ func (t *tx) CreateCancel(ctx context.Context, c *payment.Cancel) error {
 	return err
 }
 
-func (t *tx) Cancel(ctx context.Context, id uuid.UUID) (*payment.Cancel, error) {
-	c, err := scanCancel(t.readOne(ctx, cancelColumns, "cancels", "id = ?", id))
+func (t *tx) Cancel(ctx context.Context, storeID, chargeID, id uuid.UUID) (*payment.Cancel, error) {
+	return t.cancelWhere(ctx, "id = ? AND store_id = ? AND charge_id = ?", id, storeID, chargeID)
+}
+
+func (t *tx) QueuedCancel(ctx context.Context, id uuid.UUID) (*payment.Cancel, error) {
+	return t.cancelWhere(ctx, "id = ?", id)
+}
+
+func (t *tx) cancelWhere(ctx context.Context, where string, args ...any) (*payment.Cancel, error) {
+	c, err := scanCancel(t.readOne(ctx, cancelColumns, "cancels", where, args...))
 	if err != nil {
 		return nil, notFound(err, "cancel")
 	}

@@ -99,8 +99,14 @@ func TestCorruptIDIsAnError(t *testing.T) {
 		return err
 	}
 	charge := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error { _, err := tx.Charge(ctx, id); return err }
-	refund := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error { _, err := tx.Refund(ctx, id); return err }
-	cancel := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error { _, err := tx.Cancel(ctx, id); return err }
+	refund := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error {
+		_, err := tx.QueuedRefund(ctx, id)
+		return err
+	}
+	cancel := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error {
+		_, err := tx.QueuedCancel(ctx, id)
+		return err
+	}
 	subscription := func(ctx context.Context, tx payment.Tx, id uuid.UUID) error {
 		_, err := tx.Subscription(ctx, id)
 		return err

@@ -465,8 +465,16 @@ func (t *tx) CreateRefund(ctx context.Context, r *payment.Refund) error {
 	return err
 }
 
-func (t *tx) Refund(ctx context.Context, id uuid.UUID) (*payment.Refund, error) {
-	r, err := scanRefund(t.tx.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = ?`, id.String()))
+func (t *tx) Refund(ctx context.Context, storeID, chargeID, id uuid.UUID) (*payment.Refund, error) {
+	return t.refundWhere(ctx, `id = ? AND store_id = ? AND charge_id = ?`, id.String(), storeID.String(), chargeID.String())
+}
+
+func (t *tx) QueuedRefund(ctx context.Context, id uuid.UUID) (*payment.Refund, error) {
+	return t.refundWhere(ctx, `id = ?`, id.String())
+}
+
+func (t *tx) refundWhere(ctx context.Context, where string, args ...any) (*payment.Refund, error) {
+	r, err := scanRefund(t.tx.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE `+where, args...))
 	if err != nil {
 		return nil, notFound(err, "refund")
 	}
@@ -551,8 +559,16 @@ func (t *tx) CreateCancel(ctx context.Context, c *payment.Cancel) error {
 	return err
 }
 
-func (t *tx) Cancel(ctx context.Context, id uuid.UUID) (*payment.Cancel, error) {
-	c, err := scanCancel(t.tx.QueryRowContext(ctx, `SELECT `+cancelColumns+` FROM cancels WHERE id = ?`, id.String()))
+func (t *tx) Cancel(ctx context.Context, storeID, chargeID, id uuid.UUID) (*payment.Cancel, error) {
+	return t.cancelWhere(ctx, `id = ? AND store_id = ? AND charge_id = ?`, id.String(), storeID.String(), chargeID.String())
+}
+
+func (t *tx) QueuedCancel(ctx context.Context, id uuid.UUID) (*payment.Cancel, error) {
+	return t.cancelWhere(ctx, `id = ?`, id.String())
+}
+
+func (t *tx) cancelWhere(ctx context.Context, where string, args ...any) (*payment.Cancel, error) {
+	c, err := scanCancel(t.tx.QueryRowContext(ctx, `SELECT `+cancelColumns+` FROM cancels WHERE `+where, args...))
 	if err != nil {
 		return nil, notFound(err, "cancel")
 	}

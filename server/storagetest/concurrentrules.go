@@ -184,13 +184,13 @@ func testConcurrentReadModifyWrite(t *testing.T, s payment.Storage) {
 			return tx.UpdateToken(ctx, k)
 		}, func(t *testing.T) int64 { return int64(readToken(t, s, tok.ID).Card.ExpYear) }},
 		{"Refund", func(ctx context.Context, tx payment.Tx) error {
-			x, err := tx.Refund(ctx, r.ID)
+			x, err := tx.Refund(ctx, r.StoreID, r.ChargeID, r.ID)
 			if err != nil {
 				return err
 			}
 			x.Amount++
 			return tx.UpdateRefund(ctx, x)
-		}, func(t *testing.T) int64 { return readRefund(t, s, r.ID).Amount }},
+		}, func(t *testing.T) int64 { return readRefund(t, s, r).Amount }},
 		{"Subscription", func(ctx context.Context, tx payment.Tx) error {
 			x, err := tx.Subscription(ctx, sub.ID)
 			if err != nil {

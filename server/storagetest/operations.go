@@ -78,26 +78,90 @@ func createCancels(t *testing.T, s payment.Storage, cs ...*payment.Cancel) {
 	})
 }
 
-func readRefund(t *testing.T, s payment.Storage, id uuid.UUID) *payment.Refund {
+// readRefund reads the refund of want's store, charge and id, both ways:
+// as a request does and as the worker does; the two must agree.
+func readRefund(t *testing.T, s payment.Storage, want *payment.Refund) *payment.Refund {
 	t.Helper()
-	var r *payment.Refund
+	var r, queued *payment.Refund
 	view(t, s, func(ctx context.Context, tx payment.Tx) error {
 		var err error
-		r, err = tx.Refund(ctx, id)
+		if r, err = tx.Refund(ctx, want.StoreID, want.ChargeID, want.ID); err != nil {
+			return err
+		}
+		queued, err = tx.QueuedRefund(ctx, want.ID)
 		return err
 	})
+	checkSame(t, queued, r)
 	return r
 }
 
-func readCancel(t *testing.T, s payment.Storage, id uuid.UUID) *payment.Cancel {
+// readCancel is readRefund for a cancel.
+func readCancel(t *testing.T, s payment.Storage, want *payment.Cancel) *payment.Cancel {
 	t.Helper()
-	var c *payment.Cancel
+	var c, queued *payment.Cancel
 	view(t, s, func(ctx context.Context, tx payment.Tx) error {
 		var err error
-		c, err = tx.Cancel(ctx, id)
+		if c, err = tx.Cancel(ctx, want.StoreID, want.ChargeID, want.ID); err != nil {
+			return err
+		}
+		queued, err = tx.QueuedCancel(ctx, want.ID)
 		return err
 	})
+	checkSame(t, queued, c)
 	return c
+}
+
+// testRefundAndCancelScope: a refund or cancel is read under its own
+// store and charge only; under another charge of the store, another store
+// of the merchant, or another merchant's store and charge, it is
+// NOT_FOUND, as a request naming it there must be answered.
+func testRefundAndCancelScope(t *testing.T, s payment.Storage) {
+	w := newTenants(t, s)
+	chs := chargesOf(t, s, 2, w.st, w.st2, w.otherSt)
+	mine, sibling, sameMerchant, otherMerchant := chs[0][0], chs[0][1], chs[1][0], chs[2][0]
+	r, cn := newRefund(mine, 1), newCancel(mine, 2)
+	createRefunds(t, s, r)
+	createCancels(t, s, cn)
+	checkSame(t, readRefund(t, s, r), r)
+	checkSame(t, readCancel(t, s, cn), cn)
+	for _, c := range []struct {
+		name              string
+		storeID, chargeID uuid.UUID
+	}{
+		{"AnotherChargeOfTheStore", mine.StoreID, sibling.ID},
+		{"AnotherStoreOfTheMerchant", sameMerchant.StoreID, mine.ID},
+		{"AnotherStoreAndItsCharge", sameMerchant.StoreID, sameMerchant.ID},
+		{"AnotherMerchant", otherMerchant.StoreID, otherMerchant.ID},
+		{"AnotherMerchantsStore", otherMerchant.StoreID, mine.ID},
+		{"NoStore", uuid.Nil, mine.ID},
+		{"NoCharge", mine.StoreID, uuid.Nil},
+		{"TheIdsSwapped", mine.ID, mine.StoreID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			view(t, s, func(ctx context.Context, tx payment.Tx) error {
+				if got, err := tx.Refund(ctx, c.storeID, c.chargeID, r.ID); !payment.IsNotFound(err) {
+					t.Errorf("Refund = %v, %v; want NOT_FOUND", got, err)
+				}
+				if got, err := tx.Cancel(ctx, c.storeID, c.chargeID, cn.ID); !payment.IsNotFound(err) {
+					t.Errorf("Cancel = %v, %v; want NOT_FOUND", got, err)
+				}
+				return nil
+			})
+		})
+	}
+	// Inside an Update too, where PostgreSQL reads for writing.
+	t.Run("InAnUpdate", func(t *testing.T) {
+		update(t, s, func(ctx context.Context, tx payment.Tx) error {
+			if _, err := tx.Refund(ctx, otherMerchant.StoreID, otherMerchant.ID, r.ID); !payment.IsNotFound(err) {
+				t.Errorf("Refund under another merchant's charge: %v, want NOT_FOUND", err)
+			}
+			if _, err := tx.Cancel(ctx, mine.StoreID, sibling.ID, cn.ID); !payment.IsNotFound(err) {
+				t.Errorf("Cancel under another charge: %v, want NOT_FOUND", err)
+			}
+			_, err := tx.Refund(ctx, mine.StoreID, mine.ID, r.ID)
+			return err
+		})
+	})
 }
 
 func refundID(r *payment.Refund) uuid.UUID { return r.ID }
@@ -128,20 +192,20 @@ func testRefunds(t *testing.T, s payment.Storage) {
 	r, other := newRefund(chs[0], 1), newRefund(chs[1], 2)
 	requireNoZeroFields(t, r)
 	createRefunds(t, s, r, other)
-	checkSame(t, readRefund(t, s, r.ID), r)
+	checkSame(t, readRefund(t, s, r), r)
 
 	t.Run("Update", func(t *testing.T) {
 		changed := changedRefund(r)
 		requireAllChanged(t, r, changed, refundFixed...)
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateRefund(ctx, changed) })
-		checkSame(t, readRefund(t, s, r.ID), changed)
-		checkSame(t, readRefund(t, s, other.ID), other)
+		checkSame(t, readRefund(t, s, r), changed)
+		checkSame(t, readRefund(t, s, other), other)
 	})
 	t.Run("UpdateClears", func(t *testing.T) {
 		cleared := changedRefund(r)
 		cleared.Error, cleared.Reason, cleared.Message, cleared.Metadata = nil, "", "", nil
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateRefund(ctx, cleared) })
-		checkSame(t, readRefund(t, s, r.ID), cleared)
+		checkSame(t, readRefund(t, s, r), cleared)
 	})
 }
 
@@ -151,20 +215,20 @@ func testCancels(t *testing.T, s payment.Storage) {
 	c, other := newCancel(chs[0], 1), newCancel(chs[1], 2)
 	requireNoZeroFields(t, c)
 	createCancels(t, s, c, other)
-	checkSame(t, readCancel(t, s, c.ID), c)
+	checkSame(t, readCancel(t, s, c), c)
 
 	t.Run("Update", func(t *testing.T) {
 		changed := changedCancel(c)
 		requireAllChanged(t, c, changed, cancelFixed...)
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCancel(ctx, changed) })
-		checkSame(t, readCancel(t, s, c.ID), changed)
-		checkSame(t, readCancel(t, s, other.ID), other)
+		checkSame(t, readCancel(t, s, c), changed)
+		checkSame(t, readCancel(t, s, other), other)
 	})
 	t.Run("UpdateClears", func(t *testing.T) {
 		cleared := changedCancel(c)
 		cleared.Error, cleared.Metadata = nil, nil
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCancel(ctx, cleared) })
-		checkSame(t, readCancel(t, s, c.ID), cleared)
+		checkSame(t, readCancel(t, s, c), cleared)
 	})
 }
 

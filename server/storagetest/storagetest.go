@@ -95,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"RefundedAmount", testRefundedAmount},
 		{"PendingRefundFor", testPendingRefundFor},
 		{"Cancels", testCancels},
+		{"RefundAndCancelScope", testRefundAndCancelScope},
 		{"ListCancels", testListCancels},
 		{"PendingCancelFor", testPendingCancelFor},
 		{"Ledger", testLedger},

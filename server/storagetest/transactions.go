@@ -33,10 +33,10 @@ func testNotFound(t *testing.T, s payment.Storage) {
 		return func(ctx context.Context, tx payment.Tx) error { _, err := tx.Charge(ctx, id); return err }
 	}
 	getRefund := func(id uuid.UUID) func(ctx context.Context, tx payment.Tx) error {
-		return func(ctx context.Context, tx payment.Tx) error { _, err := tx.Refund(ctx, id); return err }
+		return func(ctx context.Context, tx payment.Tx) error { _, err := tx.Refund(ctx, st.ID, ch.ID, id); return err }
 	}
 	getCancel := func(id uuid.UUID) func(ctx context.Context, tx payment.Tx) error {
-		return func(ctx context.Context, tx payment.Tx) error { _, err := tx.Cancel(ctx, id); return err }
+		return func(ctx context.Context, tx payment.Tx) error { _, err := tx.Cancel(ctx, st.ID, ch.ID, id); return err }
 	}
 	cases := []struct {
 		name string
@@ -65,6 +65,10 @@ func testNotFound(t *testing.T, s payment.Storage) {
 		{"Cancel", getCancel(missing)},
 		{"CancelNil", getCancel(uuid.Nil)},
 		{"CancelIsNotRefund", getCancel(r.ID)},
+		{"QueuedRefund", func(ctx context.Context, tx payment.Tx) error { _, err := tx.QueuedRefund(ctx, missing); return err }},
+		{"QueuedRefundIsNotCancel", func(ctx context.Context, tx payment.Tx) error { _, err := tx.QueuedRefund(ctx, cn.ID); return err }},
+		{"QueuedCancel", func(ctx context.Context, tx payment.Tx) error { _, err := tx.QueuedCancel(ctx, missing); return err }},
+		{"QueuedCancelIsNotRefund", func(ctx context.Context, tx payment.Tx) error { _, err := tx.QueuedCancel(ctx, r.ID); return err }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,8 +160,8 @@ func testDuplicateIDs(t *testing.T, s payment.Storage) {
 	})
 	checkSame(t, readToken(t, s, ptok.ID), ptok)
 	checkSame(t, readCharge(t, s, ch.ID), ch)
-	checkSame(t, readRefund(t, s, r.ID), r)
-	checkSame(t, readCancel(t, s, cn.ID), cn)
+	checkSame(t, readRefund(t, s, r), r)
+	checkSame(t, readCancel(t, s, cn), cn)
 }
 
 var errRollback = errors.New("storagetest: roll back")
@@ -460,8 +464,8 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 	})
 	checkSame(t, readToken(t, s, ptok.ID), ptok)
 	checkSame(t, readCharge(t, s, ch.ID), ch)
-	checkSame(t, readRefund(t, s, r.ID), r)
-	checkSame(t, readCancel(t, s, cn.ID), cn)
+	checkSame(t, readRefund(t, s, r), r)
+	checkSame(t, readCancel(t, s, cn), cn)
 	page := listLedger(t, s, payment.LedgerFilter{MerchantID: m.ID}, payment.ListParams{Limit: 10})
 	if len(page.Items) != 1 {
 		t.Fatalf("the ledger holds %d lines, want 1", len(page.Items))
@@ -587,8 +591,8 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 		for what, err := range map[string]error{
 			"token":  second(tx.Token(ctx, newTok.ID)),
 			"charge": second(tx.Charge(ctx, newCh.ID)),
-			"refund": second(tx.Refund(ctx, newR.ID)),
-			"cancel": second(tx.Cancel(ctx, newCn.ID)),
+			"refund": second(tx.QueuedRefund(ctx, newR.ID)),
+			"cancel": second(tx.QueuedCancel(ctx, newCn.ID)),
 		} {
 			if !payment.IsNotFound(err) {
 				t.Errorf("%s after rollback: %v, want NOT_FOUND", what, err)
@@ -598,8 +602,8 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 	})
 	checkSame(t, readToken(t, s, tok.ID), tok)
 	checkSame(t, readCharge(t, s, pending.ID), pending)
-	checkSame(t, readRefund(t, s, r.ID), r)
-	checkSame(t, readCancel(t, s, cn.ID), cn)
+	checkSame(t, readRefund(t, s, r), r)
+	checkSame(t, readCancel(t, s, cn), cn)
 	page := listLedger(t, s, ledger, payment.ListParams{Limit: 10})
 	if len(page.Items) != 1 {
 		t.Fatalf("after rollback the ledger holds %d lines, want 1", len(page.Items))
