@@ -297,6 +297,8 @@ func TestBrowserRedirectsOnItsDomains(t *testing.T) {
 	refused := []string{
 		evil, "https://shop.example.evil.example/", "https://evil.example/?u=https://shop.example/",
 		"https://evilshop.example/", "http://pay.kessai.test.evil.example/forms/x/return",
+		// The gateway's own origin as a prefix of another host's.
+		publicOrigin + ".evil.example/forms/x/return", publicOrigin + "-evil.example/",
 	}
 	allowed := []string{
 		"https://shop.example/done?order=1", "http://shop.example:8443/done", publicOrigin + "/forms/order-1/return",
