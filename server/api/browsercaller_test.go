@@ -297,6 +297,8 @@ func TestBrowserRedirectsOnItsDomains(t *testing.T) {
 	refused := []string{
 		evil, "https://shop.example.evil.example/", "https://evil.example/?u=https://shop.example/",
 		"https://evilshop.example/", "http://pay.kessai.test.evil.example/forms/x/return",
+		// The gateway's own origin as a prefix of another host's.
+		publicOrigin + ".evil.example/forms/x/return", publicOrigin + "-evil.example/",
 	}
 	allowed := []string{
 		"https://shop.example/done?order=1", "http://shop.example:8443/done", publicOrigin + "/forms/order-1/return",
@@ -487,4 +489,66 @@ func TestBrowserReadsOnlyItsOwnChallenge(t *testing.T) {
 		wantError(t, read(t, br, id, "/three_ds/issuer_token", fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
 		ok(t, read(t, srv, id, "/three_ds/issuer_token"), http.StatusOK)
 	})
+}
+
+// TestBrowserWindowEdge: what a browser may do with what it has just made
+// (follow its charge's or its token's challenge, charge its token, read
+// its subscription) lasts five minutes to the instant: at five minutes it
+// may, a millisecond later it may not; nor on a clock set back to before
+// the object was made. The other tests stepped over the edge by minutes,
+// so moving it by a second went unnoticed.
+func TestBrowserWindowEdge(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	br, fromShop, srv := browser(f.a1), origin(payShopOrigin), server(f.a1)
+	const window = 5 * time.Minute
+	cases := []struct {
+		name string
+		// make makes the object as a browser and returns the request
+		// that uses it.
+		make func(t *testing.T) (method, path string, body any)
+	}{
+		{"charge's challenge", func(t *testing.T) (string, string, any) {
+			tok := jstr(f.tokenAt(t, br, cardBody(challengeCard), fromShop), "id")
+			id := jstr(f.chargeAt(t, br, chargeBody(tok, 3000, "JPY", "three_ds", map[string]any{"mode": "force"}), fromShop), "id")
+			f.process(t)
+			return "GET", f.chargePath(id) + "/three_ds/issuer_token", nil
+		}},
+		{"token's challenge", func(t *testing.T) (string, string, any) {
+			b := withData(with(cardBody(challengeCard), "type", "recurring"), "three_ds", map[string]any{"enabled": true})
+			id := jstr(f.tokenAt(t, br, b, fromShop), "id")
+			f.process(t)
+			return "GET", storePath(f.storeA1, "/tokens/"+id+"/three_ds/issuer_token"), nil
+		}},
+		{"token's first charge", func(t *testing.T) (string, string, any) {
+			tok := jstr(f.tokenAt(t, br, cardBody(plainCard), fromShop), "id")
+			return "POST", "/charges", chargeBody(tok, 3000, "JPY")
+		}},
+		{"subscription", func(t *testing.T) (string, string, any) {
+			tok := jstr(f.tokenAt(t, br, with(cardBody(plainCard), "type", "subscription"), fromShop), "id")
+			sub := jstr(ok(t, f.do(t, "POST", "/subscriptions", br, subBody(tok), fromShop), http.StatusCreated), "id")
+			return "GET", f.subPath(sub), nil
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			made := f.clock.Now()
+			// Three objects made at once: one used at the edge, one just
+			// past it, one before it was made.
+			m1, p1, b1 := c.make(t)
+			m2, p2, b2 := c.make(t)
+			m3, p3, b3 := c.make(t)
+			f.clock.Set(made.Add(-time.Millisecond))
+			wantError(t, f.do(t, m3, p3, br, b3, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+			f.clock.Set(made.Add(window))
+			if rec := f.do(t, m1, p1, br, b1, fromShop); rec.Code >= 300 {
+				t.Errorf("at five minutes: %d %s", rec.Code, rec.Body)
+			}
+			f.clock.Advance(time.Millisecond)
+			wantError(t, f.do(t, m2, p2, br, b2, fromShop), http.StatusForbidden, payment.CodeInvalidPermissions)
+			// The merchant's server still may.
+			if rec := f.do(t, m2, p2, srv, b2); rec.Code >= 300 {
+				t.Errorf("with the secret: %d %s", rec.Code, rec.Body)
+			}
+		})
+	}
 }
