@@ -425,11 +425,12 @@ func TestLocal(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1": true, "127.8.9.10": true, "::1": true, "::ffff:127.0.0.1": true, "10.1.2.3": true, "172.16.0.1": true,
 		"172.31.255.255": true, "192.168.1.1": true, "::ffff:192.168.1.1": true, "fc00::1": true, "fd12:3456::1": true,
-		"100.64.0.1": true, "100.127.255.254": true,
+		"100.64.0.1": true, "100.127.255.254": true, "::ffff:100.64.0.1": true,
 
 		"8.8.8.8": false, "2001:4860:4860::8888": false, "169.254.169.254": false, "169.254.0.1": false, "fe80::1": false,
 		"fe80::1%eth0": false, "::ffff:169.254.169.254": false, "fd00:ec2::254": false, "100.100.100.200": false,
-		"0.0.0.0": false, "0.1.2.3": false, "::": false, "224.0.0.1": false, "ff02::1": false, "255.255.255.255": false,
+		"::ffff:100.100.100.200": false,
+		"0.0.0.0":                false, "0.1.2.3": false, "::": false, "224.0.0.1": false, "ff02::1": false, "255.255.255.255": false,
 		"172.32.0.1": false, "100.128.0.1": false, "::127.0.0.1": false, "64:ff9b::7f00:1": false, "192.0.2.1": false,
 	} {
 		if got := webhookhttp.Local(netip.MustParseAddr(addr)); got != want {

@@ -58,7 +58,8 @@ type Options struct {
 	// servicetest, and api would then import them back.
 	EncodeEvent payment.EventEncoder
 	// WebhookSender sends webhook deliveries (Config.WebhookSender), e.g. a
-	// webhookhttp.Sender to an httptest receiver; nil leaves them queued.
+	// webhookhttp.Sender with TestModeLocal to an httptest receiver (on
+	// loopback, which test mode reaches only so); nil leaves them queued.
 	WebhookSender payment.WebhookSender
 	// Config is the starting configuration: New fills in SecretKey, Vault,
 	// Processor, PublicOrigin, EncodeEvent and WebhookSender where it
