@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/sqlite/sqlitetest"
 )
 
 // integrityFixture is a database with one merchant, user, store and app
@@ -31,7 +31,7 @@ const integrityEmail = "integrity@kessai.test"
 func newIntegrityFixture(t *testing.T) *integrityFixture {
 	t.Helper()
 	ctx := t.Context()
-	f := &integrityFixture{path: filepath.Join(t.TempDir(), sqlite.FileName)}
+	f := &integrityFixture{path: sqlitetest.Path(t)}
 	f.db = open(t, f.path)
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	m := &payment.Merchant{ID: payment.NewID(), Name: "M", Email: "m@kessai.test", CreatedOn: now}
@@ -222,7 +222,7 @@ func TestCorruptWorkIDIsAnError(t *testing.T) {
 // leave the transaction open, or the one write connection would be stuck
 // and every later write would wait for ever.
 func TestPanicInUpdateRollsBack(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	lost := &payment.Merchant{ID: payment.NewID(), Name: "lost", Email: "lost@kessai.test", CreatedOn: now}
 	func() {
@@ -350,7 +350,7 @@ func TestCorruptDateIsAnError(t *testing.T) {
 // stored as NULL and needs none.
 func TestSubscriptionReferences(t *testing.T) {
 	ctx := t.Context()
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	m := &payment.Merchant{ID: payment.NewID(), Name: "M", Email: "m@kessai.test", CreatedOn: now}
 	st := &payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "S", Settings: payment.DefaultStoreSettings(), CreatedOn: now}
