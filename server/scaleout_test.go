@@ -50,12 +50,7 @@ func TestScaleOut(t *testing.T) {
 	if err != nil {
 		t.Fatal("no go tool on PATH to build the gateway")
 	}
-	start := time.Now()
-	bin := filepath.Join(t.TempDir(), "kessai")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "./").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Logf("built the gateway in %v", time.Since(start).Round(time.Millisecond))
+	bin := gatewayBinary(t, goTool)
 
 	cases := []struct {
 		name string

@@ -193,10 +193,7 @@ func TestWebhookSurvivesCrash(t *testing.T) {
 		t.Skip("no go tool on PATH to build the gateway")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "kessai")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "./").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := gatewayBinary(t, goTool)
 	dataDir := filepath.Join(tmp, "data")
 	port := freeTCPPort(t)
 	gw := startCrashGateway(t, bin, dataDir, port, "first")
