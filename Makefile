@@ -40,15 +40,23 @@ run: build
 	./$(BIN) serve
 
 ## test: every test suite: Go (with the race detector), each fuzz target briefly, the SDK conformance suite (on one process, then on two sharing PostgreSQL and Redis) and the browser suite
-## They run side by side, TEST_JOBS at a time (default: all five): the Go
-## suites mostly compute while the others mostly wait for gateways and a
-## browser, so on two cores this takes about as long as the Go tests alone.
-## Each suite's output is printed whole when it ends; TEST_JOBS=1 runs them
-## one after another, printing as they go.
-TEST_JOBS ?= 5
+## They run in two lanes side by side: the Go tests, then the fuzz targets
+## (both computing), beside the Node.js suites one after another (mostly
+## waiting on gateways and a browser, with start-up deadlines that a
+## starved gateway would miss). Each suite's output is printed whole when it
+## ends. TEST_JOBS=1 runs them one after another, printing as they go.
+TEST_JOBS ?= 2
 TEST_SUITES := test-go fuzz-short conformance conformance-scaleout test-browser
 test:
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter-out 1,$(TEST_JOBS)),--output-sync=target) $(TEST_SUITES)
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter-out 1,$(TEST_JOBS)),--output-sync=target) \
+		KESSAI_TEST_LANES=1 $(TEST_SUITES)
+
+# The lanes of make test (order only: each target alone still runs alone).
+ifdef KESSAI_TEST_LANES
+fuzz-short: | test-go
+conformance-scaleout: | conformance
+test-browser: | conformance-scaleout
+endif
 
 ## deps: install what the suites need and this machine lacks (Chromium, a
 ## Japanese font, Node.js, Go modules) and start PostgreSQL and Redis if down

@@ -185,6 +185,9 @@ func TestGatewayDeliversWebhooks(t *testing.T) {
 //
 // It builds the real binary, so it is skipped under -short.
 func TestWebhookSurvivesCrash(t *testing.T) {
+	// It waits on processes of its own, on ports and in directories of
+	// its own, beside the other tests that do.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary")
 	}
