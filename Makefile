@@ -41,7 +41,26 @@ run: build
 	KESSAI_DEV_MAILBOX="$${KESSAI_DEV_MAILBOX:-true}" ./$(BIN) serve
 
 ## test: every test suite: Go (with the race detector), each fuzz target briefly, the SDK conformance suite (on one process, then on two sharing PostgreSQL and Redis) and the browser suite
-test: test-go fuzz-short conformance conformance-scaleout test-browser
+## They run in two lanes side by side: the Go tests, then the fuzz targets
+## (both computing), beside the Node.js suites one after another (mostly
+## waiting on gateways and a browser, with start-up deadlines that a
+## starved gateway would miss). Each suite's output is printed whole when it
+## ends. TEST_JOBS=1 runs them one after another, printing as they go.
+TEST_JOBS ?= 2
+TEST_SUITES := test-go fuzz-short conformance conformance-scaleout test-browser
+test:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter-out 1,$(TEST_JOBS)),--output-sync=target) \
+		KESSAI_TEST_LANES=1 $(TEST_SUITES)
+
+# The lanes of make test (order only: each target alone still runs alone).
+# The Go lane runs at a lower priority: its tests pass on a starved CPU,
+# while a starved browser misses the browser suite's deadlines.
+ifdef KESSAI_TEST_LANES
+fuzz-short: | test-go
+conformance-scaleout: | conformance
+test-browser: | conformance-scaleout
+GO_LANE := nice -n 5
+endif
 
 ## deps: install what the suites need and this machine lacks (Chromium, a
 ## Japanese font, Node.js, Go modules) and start PostgreSQL and Redis if down
@@ -50,7 +69,7 @@ deps:
 	@scripts/ensure-deps
 
 test-go: deps wasm
-	$(GO) test -race -count=1 ./...
+	$(GO_LANE) $(GO) test -race -count=1 ./...
 
 ## fuzz: every Go fuzz target, found by scripts/fuzz, for FUZZTIME each
 ## (default 30s), one after another; a failing input lands in the package's
@@ -61,8 +80,19 @@ FUZZTIME ?= 30s
 fuzz:
 	GO="$(GO)" FUZZTIME="$(FUZZTIME)" scripts/fuzz
 
-fuzz-short:
-	GO="$(GO)" FUZZTIME=5000x scripts/fuzz
+# It builds test binaries of packages that embed static/build, so it waits
+# for wasm, which writes there, when make test runs them side by side.
+fuzz-short: wasm
+	GO="$(GO)" FUZZTIME=5000x $(GO_LANE) scripts/fuzz
+
+# Each Node.js suite's packages, installed (npm ci) when its lockfile
+# changes: both conformance targets share one node_modules, and two npm ci
+# at once in one folder would pull it from under each other.
+%/node_modules/.package-lock.json: %/package-lock.json | deps
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+CONFORMANCE_NPM := server/conformance/node_modules/.package-lock.json
+BROWSER_NPM     := web/browser/node_modules/.package-lock.json
 
 ## conformance: drive a real gateway with the published univapay-node SDK,
 ## recording every exchange it makes (KESSAI_CONFORMANCE_TRAFFIC, a temp dir
@@ -70,9 +100,8 @@ fuzz-short:
 ## gateway's OpenAPI document (TestOpenAPIConformanceTraffic in server/api)
 # Only this target records: the scale-out runs send the same requests to the
 # same handlers, and a second `go test` build would add time, not coverage.
-conformance: deps build
-	$(call with_traffic_check,cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
-		node --test --test-reporter=spec)
+conformance: deps build $(CONFORMANCE_NPM)
+	$(call with_traffic_check,cd server/conformance && node --test --test-reporter=spec)
 
 # with_traffic_check runs the shell command $(1) with KESSAI_CONFORMANCE_TRAFFIC
 # naming a fresh temp dir, then validates every exchange recorded there
@@ -89,8 +118,8 @@ endef
 ## that did not seed the demo account (KESSAI_TEST_DATABASE_URL and
 ## KESSAI_TEST_REDIS_URL say where they are; server/conformance/README.md)
 .PHONY: conformance-scaleout
-conformance-scaleout: deps build
-	cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+conformance-scaleout: deps build $(CONFORMANCE_NPM)
+	cd server/conformance && \
 		node -e 'import("./harness.mjs").then((h) => h.scaleoutReachable()).catch((e) => { console.error(e.message); process.exit(1); })' && \
 		KESSAI_CONFORMANCE_SCALEOUT=1 node --test --test-reporter=spec
 
@@ -101,21 +130,21 @@ conformance-scaleout: deps build
 ## folder's README. Without it the suite says why in one line.
 KESSAI_PHP_SDK_DIR ?= $(HOME)/.cache/kessai/php-sdk
 .PHONY: conformance-php
-conformance-php: build
+conformance-php: build $(CONFORMANCE_NPM)
 	@scripts/ensure-deps --php
-	$(call with_traffic_check,cd server/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+	$(call with_traffic_check,cd server/conformance && \
 		KESSAI_PHP_SDK_DIR="$(KESSAI_PHP_SDK_DIR)" node --test --test-reporter=spec php/php.test.mjs)
 
 ## test-browser: the widget, link form and demo storefront in headless Debian Chromium
 ## (/usr/bin/chromium, never a downloaded browser); screenshots go to web/browser/screenshots/
 .PHONY: test-browser budgets
-test-browser: deps build
-	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && node --test --test-reporter=spec --test-timeout=120000
+test-browser: deps build $(BROWSER_NPM)
+	cd web/browser && node --test --test-reporter=spec --test-timeout=120000
 
 ## budgets: the loader's and the wasm's sizes beside the Go floor, and the
 ## frame's paint and wasm-ready times in headless Chromium (a report)
-budgets: deps build wasm-floor
-	cd web/browser && npm ci --no-audit --no-fund --loglevel=error && WASM_FLOOR="$(WASM_FLOOR)" node budgets.mjs
+budgets: deps build wasm-floor $(BROWSER_NPM)
+	cd web/browser && WASM_FLOOR="$(WASM_FLOOR)" node budgets.mjs
 
 ## rss: the gateway's resident memory right after start (demo on, fresh data
 ## directory) beside a bare net/http server's, in one run (scripts/startrss)

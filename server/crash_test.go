@@ -29,6 +29,9 @@ import (
 //
 // It builds the real binary, so it is skipped under -short.
 func TestCrashRecovery(t *testing.T) {
+	// It waits on processes of its own, on ports and in directories of
+	// its own, beside the other tests that do.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary")
 	}
@@ -36,14 +39,9 @@ func TestCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Skip("no go tool on PATH to build the gateway")
 	}
-	start := time.Now()
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "kessai")
-	build := exec.Command(goTool, "build", "-o", bin, "./")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Logf("built the gateway in %v", time.Since(start).Round(time.Millisecond))
+	bin := gatewayBinary(t, goTool)
+	start := time.Now()
 
 	dataDir := filepath.Join(tmp, "data")
 	port := freeTCPPort(t)

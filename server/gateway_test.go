@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/sqlite/sqlitetest"
 )
 
 // testGateway is the gateway main runs, built and started by the same
@@ -39,6 +44,10 @@ type gatewayOptions struct {
 	quiet bool
 	// configure has the last word on the configuration.
 	configure func(*config)
+	// defaultPasswordCost hashes console passwords at the binary's bcrypt
+	// cost; otherwise at bcrypt.MinCost, since the default costs a second
+	// of CPU under the race detector and every start seeds the demo user.
+	defaultPasswordCost bool
 }
 
 // startGateway starts a gateway that serves until the returned gateway's
@@ -100,7 +109,13 @@ func startGateway(tb testing.TB, o gatewayOptions) *testGateway {
 func testConfig(tb testing.TB, o gatewayOptions) (config, []option) {
 	tb.Helper()
 	if o.dataDir == "" {
+		// A new data directory: its embedded store starts as a copy of
+		// an empty one, not migrated again (sqlitetest).
 		o.dataDir = filepath.Join(tb.TempDir(), "data")
+		if err := os.Mkdir(o.dataDir, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		sqlitetest.Place(tb, filepath.Join(o.dataDir, sqlite.FileName))
 	}
 	clearConfigEnv(tb)
 	tb.Setenv("KESSAI_DATA_DIR", o.dataDir)
@@ -122,6 +137,9 @@ func testConfig(tb testing.TB, o gatewayOptions) (config, []option) {
 	var opts []option
 	if o.clock != nil {
 		opts = append(opts, withClock(o.clock))
+	}
+	if !o.defaultPasswordCost {
+		opts = append(opts, withPasswordCost(bcrypt.MinCost))
 	}
 	return cfg, opts
 }

@@ -39,6 +39,9 @@ import (
 // It builds the real binary, so it is skipped under -short; it fails (never
 // skips) when PostgreSQL or Redis cannot be reached.
 func TestScaleOut(t *testing.T) {
+	// It waits on processes of its own, on ports and in directories of
+	// its own, beside the other tests that do.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary against PostgreSQL and Redis")
 	}
@@ -50,12 +53,7 @@ func TestScaleOut(t *testing.T) {
 	if err != nil {
 		t.Fatal("no go tool on PATH to build the gateway")
 	}
-	start := time.Now()
-	bin := filepath.Join(t.TempDir(), "kessai")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "./").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Logf("built the gateway in %v", time.Since(start).Round(time.Millisecond))
+	bin := gatewayBinary(t, goTool)
 
 	cases := []struct {
 		name string

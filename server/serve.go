@@ -57,11 +57,16 @@ type options struct {
 	// clock, when set, is the time every rule of the gateway reads: the
 	// service's, idempotency's and the rate limiters'.
 	clock payment.Clock
+	// passwordCost, when set, is the bcrypt cost of console passwords
+	// (payment.Config.PasswordCost); the binary's is the default.
+	passwordCost int
 }
 
 type option func(*options)
 
 func withClock(c payment.Clock) option { return func(o *options) { o.clock = c } }
+
+func withPasswordCost(cost int) option { return func(o *options) { o.passwordCost = cost } }
 
 // open prepares the data directory, the store and the service.
 func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*gateway, error) {
@@ -127,6 +132,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		ResetMailer:   mail.Resets{Transport: transport, From: cfg.MailFrom},
 		Logger:        log,
 		Meter:         g.metrics,
+		PasswordCost:  o.passwordCost,
 	})
 	return g, nil
 }

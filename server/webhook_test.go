@@ -207,6 +207,9 @@ func TestGatewayDeliversWebhooks(t *testing.T) {
 //
 // It builds the real binary, so it is skipped under -short.
 func TestWebhookSurvivesCrash(t *testing.T) {
+	// It waits on processes of its own, on ports and in directories of
+	// its own, beside the other tests that do.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary")
 	}
@@ -215,10 +218,7 @@ func TestWebhookSurvivesCrash(t *testing.T) {
 		t.Skip("no go tool on PATH to build the gateway")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "kessai")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "./").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := gatewayBinary(t, goTool)
 	dataDir := filepath.Join(tmp, "data")
 	port := freeTCPPort(t)
 	gw := startCrashGateway(t, bin, dataDir, port, "first")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/jwt"
@@ -68,8 +69,7 @@ type fixture struct {
 }
 
 // seeded is the fixtures' database, seeded once per test binary and copied
-// for each fixture: SeedDemo hashes a console password with bcrypt, which
-// under the race detector costs seconds.
+// for each fixture: seeding through the Service costs more than a copy.
 var seeded struct {
 	once  sync.Once
 	err   error
@@ -197,7 +197,8 @@ func seedTemplate() (err error) {
 // instance returns a Service and API over the fixture's database: a
 // second call is another gateway instance with its own caches.
 func (f *fixture) instance() (*payment.Service, *api.Server) {
-	svc := payment.NewService(f.db, f.clock, f.codec, payment.Config{SecretKey: secretKey, PublicOrigin: publicOrigin})
+	svc := payment.NewService(f.db, f.clock, f.codec, payment.Config{SecretKey: secretKey, PublicOrigin: publicOrigin,
+		PasswordCost: bcrypt.MinCost})
 	srv := api.New(api.Config{Service: svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: publicOrigin, MaxBodyBytes: maxBody})
 	return svc, srv
 }

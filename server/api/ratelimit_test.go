@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/api"
@@ -148,6 +149,7 @@ func newRLGateway(tb testing.TB, o rlOptions) *rlGateway {
 	}
 	g.svc = payment.NewService(base.db, g.clock, base.codec, payment.Config{
 		SecretKey: secretKey, PublicOrigin: publicOrigin, Vault: vault, Processor: g.proc, Limits: o.resources,
+		PasswordCost: bcrypt.MinCost,
 	})
 	cfg := api.Config{
 		Service: g.svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: publicOrigin,

@@ -143,10 +143,6 @@ func NormalizeEmail(email string) string {
 	return asciiLower(strings.TrimSpace(email))
 }
 
-// dummyHash is compared with the password of a sign-in for an address
-// that has no user, so that the answer takes as long as for one that has.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("kessai: no such user"), bcrypt.DefaultCost)
-
 func (s *Service) tooManyAttempts(wait time.Duration) error {
 	return &Error{Code: CodeTooManyRequests, Message: "too many attempts; try again later", RetryAfter: wait}
 }
@@ -174,8 +170,11 @@ func invalidCredentials() error {
 
 // checkPassword compares a password with a user's hash, or with a dummy
 // hash when there is no user.
-func checkPassword(u *User, password string) bool {
-	hash := dummyHash
+func (s *Service) checkPassword(u *User, password string) bool {
+	s.dummyHash.once.Do(func() {
+		s.dummyHash.hash, _ = bcrypt.GenerateFromPassword([]byte("kessai: no such user"), s.passwordCost)
+	})
+	hash := s.dummyHash.hash
 	if u != nil {
 		hash = u.PasswordHash
 	}
@@ -210,7 +209,7 @@ func (s *Service) SignIn(ctx context.Context, r SignInRequest) (token string, se
 	if err != nil {
 		return "", nil, err
 	}
-	if !checkPassword(u, r.Password) {
+	if !s.checkPassword(u, r.Password) {
 		return "", nil, invalidCredentials()
 	}
 	return s.startSession(ctx, u, ModeTest, func(Tx) error { return nil })
@@ -374,11 +373,11 @@ func checkNewPassword(field, password string) error {
 }
 
 // hashNewPassword checks and hashes a chosen password.
-func hashNewPassword(field, password string) ([]byte, error) {
+func (s *Service) hashNewPassword(field, password string) ([]byte, error) {
 	if err := checkNewPassword(field, password); err != nil {
 		return nil, err
 	}
-	return HashPassword(password)
+	return s.hashPassword(password)
 }
 
 // ChangePassword sets a signed-in user's password after checking the
@@ -404,10 +403,10 @@ func (s *Service) ChangePassword(ctx context.Context, sessionToken, current, nex
 	if err := s.throttle(ctx, signInKeys(NormalizeEmail(u.Email), clientIP)); err != nil {
 		return "", nil, err
 	}
-	if len(current) > maxSignInInput || !checkPassword(u, current) {
+	if len(current) > maxSignInInput || !s.checkPassword(u, current) {
 		return "", nil, Errorf(CodeIncorrectPassword, "the current password is wrong")
 	}
-	hash, err := HashPassword(next)
+	hash, err := s.hashPassword(next)
 	if err != nil {
 		return "", nil, err
 	}
@@ -544,7 +543,7 @@ func (s *Service) CheckPasswordReset(ctx context.Context, token string) error {
 // ResetPassword sets a new password through a reset link. The link works
 // once: using it uses up every link of the user, and ends every session.
 func (s *Service) ResetPassword(ctx context.Context, token, password string) error {
-	hash, err := hashNewPassword("password", password)
+	hash, err := s.hashNewPassword("password", password)
 	if err != nil {
 		return err
 	}

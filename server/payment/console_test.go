@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
@@ -101,7 +102,7 @@ func (cs *consoleStack) signIn(t *testing.T, password string) (string, *payment.
 // otherMerchant makes a second merchant with a console user and a store.
 func (cs *consoleStack) otherMerchant(t *testing.T, email string) (*payment.User, *payment.Store) {
 	t.Helper()
-	hash, err := payment.HashPassword("other-merchant-password")
+	hash, err := bcrypt.GenerateFromPassword([]byte("other-merchant-password"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +622,7 @@ func TestSignInRacingAPasswordChange(t *testing.T) {
 	}})
 	demo := st.SeedDemo(t)
 	ctx := context.Background()
-	hash, err := payment.HashPassword("changed-elsewhere-1")
+	hash, err := bcrypt.GenerateFromPassword([]byte("changed-elsewhere-1"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}

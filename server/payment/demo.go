@@ -39,7 +39,7 @@ func (s *Service) SeedDemo(ctx context.Context, domains []string) (*DemoAccount,
 		return nil, err
 	}
 	password := newPassword()
-	hash, err := HashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (s *Service) RenewDemo(ctx context.Context, domains []string) (*DemoAccount
 		return nil, err
 	}
 	password := newPassword()
-	hash, err := HashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,17 @@ type Service struct {
 	logger      *slog.Logger
 	// meter is told what was done, for the operators' metrics.
 	meter Meter
+	// passwordCost is the bcrypt cost of the hashes this service makes,
+	// and of dummyHash.
+	passwordCost int
+	// dummyHash is compared with the password of a sign-in for an address
+	// that has no user, so that the answer takes as long as for one that
+	// has; made on the first password check of any kind, which so takes
+	// as long whether the address has a user or not.
+	dummyHash struct {
+		once sync.Once
+		hash []byte
+	}
 }
 
 // Config is what a Service needs besides its parts.
@@ -105,6 +116,11 @@ type Config struct {
 	// Meter is told what the service did, for metrics (default: nothing
 	// counts it).
 	Meter Meter
+	// PasswordCost is the bcrypt cost of console password hashes: 0, as
+	// the gateway leaves it (TestGatewayHashesAtDefaultCost), is
+	// bcrypt.DefaultCost. Only tests lower it, to bcrypt.MinCost: under
+	// the race detector one hash at the default cost takes a second of CPU.
+	PasswordCost int
 }
 
 // NewService returns a Service over a storage engine.
@@ -127,6 +143,9 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 	if cfg.Meter == nil {
 		cfg.Meter = noMeter{}
 	}
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.DefaultCost
+	}
 	s := &Service{
 		storage:       storage,
 		clock:         clock,
@@ -146,6 +165,7 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		resetMailer:   cfg.ResetMailer,
 		logger:        cmp.Or(cfg.Logger, slog.Default()),
 		meter:         cfg.Meter,
+		passwordCost:  cfg.PasswordCost,
 		auth:          authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]AppTokenClaims{}},
 	}
 	if cfg.ChangeFeed != nil {
@@ -377,7 +397,12 @@ func newSecret() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// HashPassword hashes a console password with bcrypt.
+// HashPassword hashes a console password with bcrypt at the default cost.
 func HashPassword(password string) ([]byte, error) {
 	return bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+}
+
+// hashPassword hashes a console password with bcrypt at the service's cost.
+func (s *Service) hashPassword(password string) ([]byte, error) {
+	return bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
 }

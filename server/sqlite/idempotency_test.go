@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"errors"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/sqlite/sqlitetest"
 	"github.com/kessai/kessai/server/storagetest"
 )
 
@@ -18,14 +17,14 @@ var idemEpoch = time.Date(2026, 3, 1, 9, 0, 0, 123456000, time.UTC)
 
 func openIdempotency(t *testing.T) (payment.IdempotencyStore, *kessaitest.Clock) {
 	t.Helper()
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	return db, kessaitest.NewClock(idemEpoch)
 }
 
 // The store's own rules are the storage suite's (storagetest.RunIdempotency).
 func TestIdempotencyStore(t *testing.T) {
 	storagetest.RunIdempotency(t, func(t *testing.T) storagetest.IdempotencyEngine {
-		return open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+		return open(t, sqlitetest.Path(t))
 	})
 }
 
@@ -176,7 +175,7 @@ func TestIdempotencySweep(t *testing.T) {
 // (Effect), and only what it committed under its lock; the retry is not
 // to run again. A key that expired is free again, its effect forgotten.
 func TestIdempotencyTakeOverFindsEffect(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	clock := kessaitest.NewClock(idemEpoch)
 	idem := payment.NewIdempotency(db, clock, payment.IdempotencyConfig{LockTimeout: time.Minute})
 	ctx := t.Context()

@@ -3,8 +3,11 @@ package sqlite_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/sqlite/sqlitetest"
 )
 
 // integrityFixture is a database with one merchant, user, store and app
@@ -28,10 +32,57 @@ type integrityFixture struct {
 
 const integrityEmail = "integrity@kessai.test"
 
+// integrityTemplate is the fixture's database, built once per test binary
+// (by the first test that asks) and copied for each: building it costs ten
+// times as much, and the corruption tests take a fresh one for each case.
+var integrityTemplate struct {
+	once  sync.Once
+	ids   integrityFixture // path and db empty
+	files map[string][]byte
+}
+
 func newIntegrityFixture(t *testing.T) *integrityFixture {
 	t.Helper()
+	integrityTemplate.once.Do(func() {
+		b := buildIntegrityFixture(t)
+		// The raw connections stay open until the test ends: what the
+		// WAL holds is copied with the file.
+		if err := b.db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string][]byte{}
+		for _, suffix := range []string{"", "-wal"} {
+			data, err := os.ReadFile(b.path + suffix)
+			if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[suffix] = data
+		}
+		integrityTemplate.ids = *b
+		integrityTemplate.ids.path, integrityTemplate.ids.db = "", nil
+		integrityTemplate.files = files
+	})
+	if integrityTemplate.files == nil {
+		t.Fatal("the integrity fixture could not be built: see the first test that asked for it")
+	}
+	f := integrityTemplate.ids
+	f.path = filepath.Join(t.TempDir(), sqlite.FileName)
+	for suffix, data := range integrityTemplate.files {
+		if err := os.WriteFile(f.path+suffix, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.db = open(t, f.path)
+	return &f
+}
+
+func buildIntegrityFixture(t *testing.T) *integrityFixture {
+	t.Helper()
 	ctx := t.Context()
-	f := &integrityFixture{path: filepath.Join(t.TempDir(), sqlite.FileName)}
+	f := &integrityFixture{path: sqlitetest.Path(t)}
 	f.db = open(t, f.path)
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	m := &payment.Merchant{ID: payment.NewID(), Name: "M", Email: "m@kessai.test", CreatedOn: now}
@@ -228,7 +279,7 @@ func TestCorruptWorkIDIsAnError(t *testing.T) {
 // leave the transaction open, or the one write connection would be stuck
 // and every later write would wait for ever.
 func TestPanicInUpdateRollsBack(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	lost := &payment.Merchant{ID: payment.NewID(), Name: "lost", Email: "lost@kessai.test", CreatedOn: now}
 	func() {
@@ -356,7 +407,7 @@ func TestCorruptDateIsAnError(t *testing.T) {
 // stored as NULL and needs none.
 func TestSubscriptionReferences(t *testing.T) {
 	ctx := t.Context()
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	m := &payment.Merchant{ID: payment.NewID(), Name: "M", Email: "m@kessai.test", CreatedOn: now}
 	st := &payment.Store{ID: payment.NewID(), MerchantID: m.ID, Name: "S", Settings: payment.DefaultStoreSettings(), CreatedOn: now}

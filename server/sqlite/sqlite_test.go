@@ -11,6 +11,7 @@ import (
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/sqlite/sqlitetest"
 	"github.com/kessai/kessai/server/storagetest"
 )
 
@@ -26,7 +27,7 @@ func open(t *testing.T, path string) *sqlite.DB {
 
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) payment.Storage {
-		return open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+		return open(t, sqlitetest.Path(t))
 	})
 }
 
@@ -142,7 +143,7 @@ func TestWALMode(t *testing.T) {
 // TestReadsDuringWrite checks what WAL is for: a View completes while an
 // Update holds the write lock.
 func TestReadsDuringWrite(t *testing.T) {
-	db := open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+	db := open(t, sqlitetest.Path(t))
 	ctx := t.Context()
 	inWrite, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
@@ -213,6 +214,6 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 
 func TestOneReadViews(t *testing.T) {
 	storagetest.RunOneReadViews(t, func(t *testing.T) payment.Storage {
-		return open(t, filepath.Join(t.TempDir(), sqlite.FileName))
+		return open(t, sqlitetest.Path(t))
 	})
 }

@@ -12,11 +12,15 @@ package servicetest
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kessai/kessai/server/aesgcm"
 	"github.com/kessai/kessai/server/jwt"
@@ -24,6 +28,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/sqlite/sqlitetest"
 )
 
 // The fixed keys every Stack uses unless Configure replaces the secret key.
@@ -46,6 +51,8 @@ type Options struct {
 	PublicOrigin string
 	// Path is the database file; "" is a new file in tb.TempDir(). Stacks
 	// given the same path share a database, as instances of one gateway do.
+	// A file that does not exist yet starts as a copy of an empty database
+	// (sqlitetest), not migrated again.
 	Path string
 	// Storage, if set, wraps the database before the service gets it (to
 	// observe or delay what the service asks of it); Stack.DB stays the
@@ -63,7 +70,8 @@ type Options struct {
 	WebhookSender payment.WebhookSender
 	// Config is the starting configuration: New fills in SecretKey, Vault,
 	// Processor, PublicOrigin, EncodeEvent and WebhookSender where it
-	// leaves them empty.
+	// leaves them empty, and PasswordCost with bcrypt.MinCost (the
+	// gateway's is the default, TestGatewayHashesAtDefaultCost).
 	Config payment.Config
 	// Configure, if set, changes the configuration last, just before the
 	// service is made.
@@ -87,6 +95,9 @@ func New(tb testing.TB, opts Options) *Stack {
 	path := opts.Path
 	if path == "" {
 		path = filepath.Join(tb.TempDir(), sqlite.FileName)
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		sqlitetest.Place(tb, path)
 	}
 	db, err := sqlite.Open(context.Background(), path)
 	if err != nil {
@@ -126,6 +137,11 @@ func New(tb testing.TB, opts Options) *Stack {
 	}
 	if cfg.WebhookSender == nil {
 		cfg.WebhookSender = opts.WebhookSender
+	}
+	if cfg.PasswordCost == 0 {
+		// A console password hash at the default cost takes a second of
+		// CPU under the race detector, and most tests seed the demo user.
+		cfg.PasswordCost = bcrypt.MinCost
 	}
 	if opts.Configure != nil {
 		opts.Configure(&cfg)
