@@ -39,6 +39,11 @@ func Header(name string) bool {
 	// Fastly-*, Akamai-*, X-Amzn-Trace-Id, X-Envoy-*, X-Original-URL, …
 	case hasAnyPrefix(name, cdnPrefixes):
 		return true
+	// The original request's scheme or host, or the proxy naming itself,
+	// in names without "forwarded": X-Scheme (ingress-nginx),
+	// Front-End-Https (ARR, ISA), X-Url-Scheme, X-NginX-Proxy, X-Host.
+	case name == "x-scheme", name == "x-url-scheme", name == "front-end-https", name == "x-nginx-proxy", name == "x-host":
+		return true
 	}
 	return false
 }

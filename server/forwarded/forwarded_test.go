@@ -19,6 +19,11 @@ var proxyHeaders = map[string][]string{
 		"X-Azure-ClientIP", "X-Azure-SocketIP", "X-Appengine-User-Ip", "X-Envoy-External-Address", "X-Real-IP"},
 	"cdn": {"Cf-Ray", "Cf-Visitor", "Cf-Ipcountry", "Cdn-Loop", "Fastly-Ssl", "Akamai-Origin-Hop", "X-Amzn-Trace-Id",
 		"X-Amz-Cf-Id", "Cloudfront-Viewer-Address", "X-Arr-Log-Id", "X-Envoy-Attempt-Count", "X-Original-Url", "X-Varnish"},
+	// What a proxy says of the original request's scheme or host, or of
+	// itself, without a Forwarded name: ingress-nginx's X-Scheme, ARR's and
+	// ISA's Front-End-Https, X-Url-Scheme, the X-NginX-Proxy of many an
+	// nginx configuration, X-Host.
+	"scheme and host": {"X-Scheme", "X-Url-Scheme", "Front-End-Https", "X-Nginx-Proxy", "X-Host"},
 }
 
 // ordinaryHeaders are what browsers, SDKs and curl send themselves.

@@ -35,6 +35,8 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -195,6 +197,8 @@ func (s *Sender) CheckURL(ctx context.Context, rawURL string, live bool) error {
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
+	} else if a, ok := legacyIPv4(host); ok {
+		addrs = []netip.Addr{a}
 	} else {
 		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 		addrs, _ = s.lookupHost(lctx, host)
@@ -206,6 +210,58 @@ func (s *Sender) CheckURL(ctx context.Context, rawURL string, live bool) error {
 		}
 	}
 	return nil
+}
+
+// legacyIPv4 reads host as inet_aton does: one to four parts, each
+// decimal, octal (a leading 0) or hex (0x), the last filling the bytes
+// left (2852039166, 0251.0376.0251.0376, 0xa9fea9fe, 169.254.43518 are all
+// 169.254.169.254). Go's resolver takes such a host for a name, the C
+// resolver (a gateway built with cgo, GODEBUG=netdns=cgo) for that address:
+// registration checks the address, so that the answer does not depend on
+// the build. The dial checks what was resolved either way.
+func legacyIPv4(host string) (netip.Addr, bool) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, ok := legacyIPv4Part(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		if i < len(parts)-1 {
+			if n > 0xff {
+				return netip.Addr{}, false
+			}
+			v |= n << (8 * (3 - i))
+			continue
+		}
+		if n >= 1<<(8*(4-i)) {
+			return netip.Addr{}, false
+		}
+		v |= n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// legacyIPv4Part reads one part of legacyIPv4's forms.
+func legacyIPv4Part(p string) (uint64, bool) {
+	base := 10
+	switch {
+	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+		base, p = 16, p[2:]
+		if p == "" {
+			return 0, true // inet_aton reads a bare 0x as 0
+		}
+	case len(p) > 1 && p[0] == '0':
+		base, p = 8, p[1:]
+	}
+	if p == "" || p[0] == '+' || p[0] == '-' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(p, base, 32)
+	return n, err == nil
 }
 
 // Send posts one delivery attempt and returns the receiver's status. The

@@ -361,6 +361,50 @@ func TestCheckURL(t *testing.T) {
 	}
 }
 
+// TestCheckURLLegacyIPv4: a host in one of the old forms of an IPv4
+// address (one to three parts, octal, hex: what inet_aton and so the C
+// resolver read, though Go's does not) is checked as the address it
+// names, at registration, without a lookup: 2852039166 is 169.254.169.254
+// to a gateway built with cgo's resolver.
+func TestCheckURLLegacyIPv4(t *testing.T) {
+	type refused struct{ live, test, testLocal bool }
+	for u, w := range map[string]refused{
+		"http://2852039166/":                  {true, true, true},
+		"http://0251.0376.0251.0376/":         {true, true, true},
+		"http://0xa9fea9fe/":                  {true, true, true},
+		"http://0XA9.0XFE.0XA9.0XFE/":         {true, true, true},
+		"http://169.254.43518/":               {true, true, true},
+		"http://169.16689662/":                {true, true, true},
+		"http://0/":                           {true, true, true},
+		"http://2130706433:8080/":             {true, true, false},
+		"http://0177.0.0.1/":                  {true, true, false},
+		"http://127.1/":                       {true, true, false},
+		"http://012.1.2.3/":                   {true, true, false},
+		"http://1572394766/":                  {false, false, false},
+		"http://0x5d.0xb8.0xd7.0x0e/webhooks": {false, false, false},
+	} {
+		for _, c := range []struct {
+			name            string
+			live, testLocal bool
+			want            bool
+		}{{"live", true, true, w.live}, {"test", false, false, w.test}, {"test with local receivers", false, true, w.testLocal}} {
+			s := webhookhttp.NewFenced(t, webhookhttp.Config{TestModeLocal: c.testLocal, LookupHost: fakeLookup(t, nil)})
+			err := s.CheckURL(context.Background(), u, c.live)
+			if got := errors.Is(err, payment.ErrWebhookAddress); got != c.want || err != nil && !got {
+				t.Errorf("%s, %s: CheckURL = %v, want refused %v", u, c.name, err, c.want)
+			}
+		}
+	}
+	// Names that only look numeric are names: they are looked up.
+	names := map[string][]string{"1.2.3.4.5": {"93.184.215.14"}, "0x1g": {"93.184.215.14"}, "08.1.2.3": {"93.184.215.14"}, "1e100.net": {"93.184.215.14"}}
+	for host := range names {
+		s := webhookhttp.NewFenced(t, webhookhttp.Config{LookupHost: fakeLookup(t, names)})
+		if err := s.CheckURL(context.Background(), "https://"+host+"/", true); err != nil {
+			t.Errorf("%s: CheckURL = %v, want it looked up and allowed", host, err)
+		}
+	}
+}
+
 // TestDNSRebinding: a name that resolved to a public address when the
 // webhook was registered and to a loopback one when a delivery is made
 // is refused at dial. The registration's resolver says what an attacker's
