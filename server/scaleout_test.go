@@ -39,9 +39,6 @@ import (
 // It builds the real binary, so it is skipped under -short; it fails (never
 // skips) when PostgreSQL or Redis cannot be reached.
 func TestScaleOut(t *testing.T) {
-	// It waits on processes of its own, on ports and in directories of
-	// its own, beside the other tests that do.
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary against PostgreSQL and Redis")
 	}
