@@ -228,6 +228,32 @@ func TestIdempotencyKeyTooLong(t *testing.T) {
 	}
 }
 
+// TestIdempotencyKeyNotUTF8: keys are stored as text, and PostgreSQL
+// refuses a string that is not UTF-8 (SQLSTATE 22021), so such a key
+// reached the gateway's store and came back as a 500, or on SQLite was
+// stored as given. HTTP lets a header carry any byte above 0x7F: the key
+// is bad input, refused like a key too long, before it reserves anything.
+func TestIdempotencyKeyNotUTF8(t *testing.T) {
+	t.Parallel()
+	f := newIdemFixture(t, fixtureOptions{})
+	n := f.countTokens(t)
+	for _, key := range []string{"\xff", "5f1a2b3c4d5e6.\xc3\x28", "key-\xed\xa0\x80"} {
+		w := f.do(t, http.MethodPost, f.tokensPath(), key, f.auth, newTokenBody)
+		wantAnswer(t, w, http.StatusBadRequest, "not_stored")
+		wantErrorCode(t, w, payment.CodeValidation, "idempotency_key")
+	}
+	if got := f.countTokens(t); got != n {
+		t.Fatalf("%d tokens after refused keys, want %d", got, n)
+	}
+	// Any UTF-8 is a key, up to 255 characters of it.
+	wide := strings.Repeat("鍵", payment.MaxIdempotencyKeyLength)
+	wantAnswer(t, f.do(t, http.MethodPost, f.tokensPath(), wide, f.auth, newTokenBody), http.StatusCreated, "successfully_stored")
+	wantAnswer(t, f.do(t, http.MethodPost, f.tokensPath(), wide, f.auth, newTokenBody), http.StatusCreated, "retrieved_idempotent_response")
+	w := f.do(t, http.MethodPost, f.tokensPath(), wide+"鍵", f.auth, newTokenBody)
+	wantAnswer(t, w, http.StatusBadRequest, "not_stored")
+	wantErrorCode(t, w, payment.CodeValidation, "idempotency_key")
+}
+
 func TestIdempotencyConcurrentRequestsRunOnce(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
