@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/postgres/postgrestest"
 )
 
 // TestCrashRecovery kills the gateway with SIGKILL while charges and
@@ -695,9 +697,11 @@ func (c *crashClient) ledger() map[string]ledgerLine {
 // first one made (retrieved_idempotent_response), which the token has
 // alone, and that answer is then the key's. A recurring token outside the
 // duplicate window used to be charged twice, a one-time token to answer
-// TRANSACTION_ALREADY_PROCESSED.
+// TRANSACTION_ALREADY_PROCESSED. On both engines: the effect is written
+// and taken over by each engine's own SQL.
 //
-// It builds the real binary, so it is skipped under -short.
+// It builds the real binary, so it is skipped under -short; it fails
+// (never skips) when PostgreSQL cannot be reached.
 func TestCrashBetweenChargeAndAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary")
@@ -712,13 +716,24 @@ func TestCrashBetweenChargeAndAnswer(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	t.Run("sqlite", func(t *testing.T) { crashBetweenChargeAndAnswer(t, bin) })
+	t.Run("postgres", func(t *testing.T) {
+		if err := postgrestest.Reachable(); err != nil {
+			t.Fatal(err)
+		}
+		crashBetweenChargeAndAnswer(t, bin, "KESSAI_DATABASE_URL="+postgrestest.Schema(t))
+	})
+}
 
+// crashBetweenChargeAndAnswer runs TestCrashBetweenChargeAndAnswer with the
+// binary bin, its settings (KEY=value) added to the test's.
+func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 	const lockTimeout = 3 * time.Second
-	dataDir := filepath.Join(tmp, "data")
+	dataDir := filepath.Join(t.TempDir(), "data")
 	port := freeTCPPort(t)
 	// A retry past the lock timeout is past the duplicate window too, as
 	// in the issue: a second run would be a second successful charge.
-	settings := []string{"KESSAI_IDEMPOTENCY_LOCK_TIMEOUT=" + lockTimeout.String(), "KESSAI_DUPLICATE_WINDOW=1s"}
+	settings = append(settings, "KESSAI_IDEMPOTENCY_LOCK_TIMEOUT="+lockTimeout.String(), "KESSAI_DUPLICATE_WINDOW=1s")
 	gw := startCrashGateway(t, bin, dataDir, port, "stopping", append(settings, crashpointEnv+"="+crashpointBeforeAnswerStored)...)
 	creds := gw.credentials(t)
 	c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT, store: creds.StoreID}
@@ -771,6 +786,42 @@ func TestCrashBetweenChargeAndAnswer(t *testing.T) {
 			})
 			if len(listed) != 1 {
 				t.Fatalf("the %s token has charges %v before the retry, want the one made", r.kind, listed)
+			}
+			// Another request under the key is refused, not answered
+			// with the charge.
+			if status, idem, _, err := c.keyedCharge(r.key, r.token, 2000); err != nil || status != http.StatusConflict || idem != "conflicting_key" {
+				t.Fatalf("another amount under the key: %d %q (%v); want 409 conflicting_key", status, idem, err)
+			}
+			// Retries at once: one takes the key over and is answered
+			// with the charge; the others are refused while it answers,
+			// or replay its answer. None runs.
+			type answer struct {
+				status   int
+				idem, id string
+				err      error
+			}
+			answers := make([]answer, 8)
+			var wg sync.WaitGroup
+			for i := range answers {
+				wg.Go(func() {
+					var a answer
+					a.status, a.idem, a.id, a.err = c.keyedCharge(r.key, r.token, 1000)
+					answers[i] = a
+				})
+			}
+			wg.Wait()
+			answered := 0
+			for _, a := range answers {
+				switch {
+				case a.err == nil && a.status == http.StatusCreated && a.idem == "retrieved_idempotent_response" && a.id == listed[0]:
+					answered++
+				case a.err == nil && a.status == http.StatusConflict && a.idem == "conflicting_key":
+				default:
+					t.Errorf("a concurrent retry: %d %q charge %q (%v); want charge %s or a conflict", a.status, a.idem, a.id, a.err, listed[0])
+				}
+			}
+			if answered == 0 {
+				t.Errorf("none of %d concurrent retries was answered with the charge", len(answers))
 			}
 			for range 2 {
 				status, idem, id, err := c.keyedCharge(r.key, r.token, 1000)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
@@ -35,6 +39,9 @@ type idemFixture struct {
 type fixtureOptions struct {
 	disabled     bool
 	maxBodyBytes int64
+	// keys, if set, wraps the keys' store (to lose answers as a crash
+	// would).
+	keys func(payment.IdempotencyStore) payment.IdempotencyStore
 }
 
 func newIdemFixture(t *testing.T, opts fixtureOptions) *idemFixture {
@@ -45,7 +52,11 @@ func newIdemFixture(t *testing.T, opts fixtureOptions) *idemFixture {
 	demo := st.SeedDemo(t)
 	f := &idemFixture{db: db, svc: svc, clock: clock, demo: demo.DemoAccount, auth: demo.Auth}
 	if !opts.disabled {
-		f.idem = payment.NewIdempotency(db, clock, payment.IdempotencyConfig{
+		var keys payment.IdempotencyStore = db
+		if opts.keys != nil {
+			keys = opts.keys(db)
+		}
+		f.idem = payment.NewIdempotency(keys, clock, payment.IdempotencyConfig{
 			LockTimeout: time.Minute, FingerprintKey: []byte("fp-key"),
 		})
 	}
@@ -226,6 +237,32 @@ func TestIdempotencyKeyTooLong(t *testing.T) {
 	if got := f.countTokens(t); got != n {
 		t.Fatalf("%d tokens after a refused key, want %d", got, n)
 	}
+}
+
+// TestIdempotencyKeyNotUTF8: keys are stored as text, and PostgreSQL
+// refuses a string that is not UTF-8 (SQLSTATE 22021), so such a key
+// reached the gateway's store and came back as a 500, or on SQLite was
+// stored as given. HTTP lets a header carry any byte above 0x7F: the key
+// is bad input, refused like a key too long, before it reserves anything.
+func TestIdempotencyKeyNotUTF8(t *testing.T) {
+	t.Parallel()
+	f := newIdemFixture(t, fixtureOptions{})
+	n := f.countTokens(t)
+	for _, key := range []string{"\xff", "5f1a2b3c4d5e6.\xc3\x28", "key-\xed\xa0\x80"} {
+		w := f.do(t, http.MethodPost, f.tokensPath(), key, f.auth, newTokenBody)
+		wantAnswer(t, w, http.StatusBadRequest, "not_stored")
+		wantErrorCode(t, w, payment.CodeValidation, "idempotency_key")
+	}
+	if got := f.countTokens(t); got != n {
+		t.Fatalf("%d tokens after refused keys, want %d", got, n)
+	}
+	// Any UTF-8 is a key, up to 255 characters of it.
+	wide := strings.Repeat("鍵", payment.MaxIdempotencyKeyLength)
+	wantAnswer(t, f.do(t, http.MethodPost, f.tokensPath(), wide, f.auth, newTokenBody), http.StatusCreated, "successfully_stored")
+	wantAnswer(t, f.do(t, http.MethodPost, f.tokensPath(), wide, f.auth, newTokenBody), http.StatusCreated, "retrieved_idempotent_response")
+	w := f.do(t, http.MethodPost, f.tokensPath(), wide+"鍵", f.auth, newTokenBody)
+	wantAnswer(t, w, http.StatusBadRequest, "not_stored")
+	wantErrorCode(t, w, payment.CodeValidation, "idempotency_key")
 }
 
 func TestIdempotencyConcurrentRequestsRunOnce(t *testing.T) {
@@ -623,5 +660,139 @@ func TestIdempotencyEffectNotShownIsNotStored(t *testing.T) {
 	page, err := f.svc.Charges(ctx, caller, f.demo.StoreID, payment.ChargeFilter{TokenID: tok.ID}, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 0 {
 		t.Fatalf("charges of the token: %d, %v; want none", len(page.Items), err)
+	}
+}
+
+// answersLost is a keys' store whose Complete stores nothing while dead
+// is set: the gateway died after the request's transaction committed and
+// before its answer was stored.
+type answersLost struct {
+	payment.IdempotencyStore
+	dead atomic.Bool
+}
+
+func (a *answersLost) Complete(ctx context.Context, scope, key, lock string, resp *payment.IdempotentResponse, expiresOn time.Time) (bool, error) {
+	if a.dead.Load() {
+		return false, errors.New("the gateway died before storing the answer")
+	}
+	return a.IdempotencyStore.Complete(ctx, scope, key, lock, resp, expiresOn)
+}
+
+// createRoutes are the kinds of POST routes that make a payment object,
+// by the last segment of their template: each must record what it made
+// on the request's key, whatever prefix (store, merchant) its form has.
+var createRoutes = map[string]string{
+	"charges": "charge", "refunds": "refund", "cancels": "cancel", "capture": "capture", "subscriptions": "subscription",
+}
+
+// TestIdempotentRetryAfterCrashOnEveryCreateRoute walks the router: every
+// POST route that makes a charge, refund, cancel, capture or subscription,
+// in every form the router serves it (a store-prefixed or
+// merchant-prefixed form added beside the first one included), must be
+// answered after a crash with what its first run made, not run again. A
+// form whose handler forgot to hand the key's reservation to the service
+// fails here: its retry runs and is stored anew.
+func TestIdempotentRetryAfterCrashOnEveryCreateRoute(t *testing.T) {
+	t.Parallel()
+	lost := &answersLost{}
+	f := newIdemFixture(t, fixtureOptions{keys: func(db payment.IdempotencyStore) payment.IdempotencyStore {
+		lost.IdempotencyStore = db
+		return lost
+	}})
+	ctx := t.Context()
+	caller, err := f.svc.Authenticate(ctx, f.auth, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(t *testing.T, typ payment.TokenType) string {
+		t.Helper()
+		tok, err := f.svc.CreateToken(ctx, caller, payment.NewToken{
+			PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
+			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.ID.String()
+	}
+	// charge is a processed charge of a new token: successful, or only
+	// authorised.
+	charge := func(t *testing.T, capture bool) string {
+		t.Helper()
+		tok, err := uuid.Parse(token(t, payment.OneTime))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := f.svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok, Amount: 1000, Currency: "JPY", Capture: &capture})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.svc.ProcessPending(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		return ch.ID.String()
+	}
+	// setup makes what a kind of request needs: the charge its path
+	// names ("" for none) and its body.
+	setup := map[string]func(t *testing.T) (string, string){
+		"charge": func(t *testing.T) (string, string) {
+			return "", fmt.Sprintf(`{"transaction_token_id":%q,"amount":1000,"currency":"JPY"}`, token(t, payment.Recurring))
+		},
+		"refund":  func(t *testing.T) (string, string) { return charge(t, true), `{"amount":300,"currency":"JPY"}` },
+		"cancel":  func(t *testing.T) (string, string) { return charge(t, false), `{}` },
+		"capture": func(t *testing.T) (string, string) { return charge(t, false), `{}` },
+		"subscription": func(t *testing.T) (string, string) {
+			return "", fmt.Sprintf(`{"transaction_token_id":%q,"amount":1000,"currency":"JPY","period":"monthly"}`, token(t, payment.SubscriptionToken))
+		},
+	}
+	found := map[string]int{}
+	for i, rc := range mustRouteCases(t, f.srv, 20) {
+		last := rc.tpl[strings.LastIndex(rc.tpl, "/")+1:]
+		kind, ok := createRoutes[last]
+		if !ok || !slices.Contains(rc.methods, http.MethodPost) {
+			continue
+		}
+		found[kind]++
+		t.Run(rc.tpl, func(t *testing.T) {
+			chargeID, reqBody := setup[kind](t)
+			path := routeVariable.ReplaceAllStringFunc(rc.tpl, func(v string) string {
+				switch v {
+				case "{storeId}":
+					return f.demo.StoreID.String()
+				case "{merchantId}":
+					return f.demo.MerchantID.String()
+				case "{chargeId}", "{id}":
+					if chargeID != "" {
+						return chargeID
+					}
+				}
+				t.Fatalf("%s: no value for %s", rc.tpl, v)
+				return ""
+			})
+			key := fmt.Sprint("5f1a2b3c4d5e6.", i)
+			lost.dead.Store(true)
+			first := f.do(t, http.MethodPost, path, key, f.auth, reqBody)
+			lost.dead.Store(false)
+			wantAnswer(t, first, http.StatusCreated, "error")
+			f.clock.Advance(time.Minute)
+			retry := f.do(t, http.MethodPost, path, key, f.auth, reqBody)
+			wantAnswer(t, retry, http.StatusCreated, "retrieved_idempotent_response")
+			var made, answered struct {
+				ID string `json:"id"`
+			}
+			if kind != "capture" {
+				if err := json.Unmarshal(first.Body.Bytes(), &made); err != nil || made.ID == "" {
+					t.Fatalf("first answer %s: %v", first.Body, err)
+				}
+				if err := json.Unmarshal(retry.Body.Bytes(), &answered); err != nil || answered.ID != made.ID {
+					t.Fatalf("the retry answered %s, want the %s %s made", retry.Body, kind, made.ID)
+				}
+			}
+		})
+	}
+	for kind := range setup {
+		if found[kind] == 0 {
+			t.Errorf("no POST route makes a %s: the walk found %v", kind, found)
+		}
 	}
 }

@@ -100,6 +100,17 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 				objectPath: func(id string) string { return cancels + "/" + id },
 			}
 		}},
+		{"cancel of a charge awaiting its shopper", func(t *testing.T, f *payFixture) crashCase {
+			// Withdrawn at once, in the cancel's own transaction: a
+			// second run would find the charge canceled and refuse.
+			ch := f.onlineCharge(t, "we_chat_online", "http_post")
+			cancels := f.chargePath(ch) + "/cancels"
+			return crashCase{
+				path: cancels, body: map[string]any{},
+				made:       func(t *testing.T) int { return f.countList(t, cancels) },
+				objectPath: func(id string) string { return cancels + "/" + id },
+			}
+		}},
 		{"capture", func(t *testing.T, f *payFixture) crashCase {
 			ch := f.paidCharge(t, card, 1000, false)
 			return crashCase{path: f.chargePath(ch) + "/capture", body: map[string]any{}}
@@ -108,6 +119,16 @@ func TestIdempotentRetryAfterCrash(t *testing.T) {
 			tok := f.subToken(t)
 			return crashCase{
 				path: "/subscriptions", body: subBody(tok),
+				made:       func(t *testing.T) int { return f.countList(t, "/subscriptions") },
+				objectPath: f.subPath,
+			}
+		}},
+		{"subscription starting later", func(t *testing.T, f *payFixture) crashCase {
+			// No first charge now: the subscription alone is what the
+			// key made.
+			tok := f.subToken(t)
+			return crashCase{
+				path: "/subscriptions", body: subBody(tok, "schedule_settings", map[string]any{"start_on": "2026-04-01"}),
 				made:       func(t *testing.T) int { return f.countList(t, "/subscriptions") },
 				objectPath: f.subPath,
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -273,10 +274,15 @@ func IdempotencyScope(c *Caller) string {
 // ValidIdempotencyKey checks a key: present and at most
 // MaxIdempotencyKeyLength characters. Any printable characters are allowed
 // (PHP sends uniqid values such as "5f1a2b3c4d5e6.12345678"), but not a card
-// number: keys are stored in the clear.
+// number: keys are stored in the clear. They are stored as text, which
+// PostgreSQL takes only in UTF-8, and a header may carry any byte: a key
+// that is not UTF-8 is bad input, not a failure of the store.
 func ValidIdempotencyKey(key string) error {
 	if key == "" {
 		return Invalid(IdempotencyKeyField, ReasonRequired)
+	}
+	if !utf8.ValidString(key) {
+		return Invalid(IdempotencyKeyField, ReasonInvalidFormat)
 	}
 	var v Validation
 	checkText(&v, IdempotencyKeyField, key, MaxIdempotencyKeyLength)
