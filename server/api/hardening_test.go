@@ -478,12 +478,19 @@ func TestCardNumbersInDisguise(t *testing.T) {
 		{"token e-mail, from a browser", "POST", "/tokens", with(card, "email", "x+4242424242424242@example.com"), browser(f.a1), "email"},
 		{"token PATCH e-mail", "PATCH", storePath(f.storeA1, "/tokens/"+tok), map[string]any{"email": "4242-4242-4242-4242@example.com"}, server(f.a1), "email"},
 		{"password reset e-mail", "POST", "/password_resets", map[string]any{"email": "4000020000000000@example.com"}, "", "email"},
+		// A phone number's digits, spaces and dashes can spell a card
+		// number too; the field's own reason is kept.
+		{"billing phone number", "POST", "/tokens", withData(card, "phone_number", map[string]any{"country_code": 81, "local_number": "4000-0200-0000-0000"}), server(f.a1), "phone_number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := f.do(t, c.method, c.path, c.auth, c.body, origin("https://shop.example"))
+			want := payment.ReasonCardNumber
+			if c.field == "phone_number" {
+				want = payment.ReasonInvalidPhone
+			}
 			for _, e := range wantError(t, rec, 400, payment.CodeValidation, c.field) {
-				if e.Field == c.field && e.Reason != payment.ReasonCardNumber {
-					t.Errorf("reason %q, want %s", e.Reason, payment.ReasonCardNumber)
+				if e.Field == c.field && e.Reason != want {
+					t.Errorf("reason %q, want %s", e.Reason, want)
 				}
 			}
 		})
@@ -552,5 +559,8 @@ func TestCardNumbersInDisguise(t *testing.T) {
 	}
 	for _, email := range []string{"buyer+20260301@example.com", "taro.0312345678@example.jp", "4000@example.com"} {
 		ok(t, f.do(t, "POST", "/tokens", server(f.a1), with(card, "email", email)), http.StatusCreated)
+	}
+	for _, phone := range []string{"03-1234-5678", "090 1234 5678", "(03) 1234-5678", "+81 312345678"} {
+		ok(t, f.do(t, "POST", "/tokens", server(f.a1), withData(card, "phone_number", map[string]any{"country_code": 81, "local_number": phone})), http.StatusCreated)
 	}
 }
