@@ -1107,8 +1107,8 @@ func TestDuplicateCharge(t *testing.T) {
 		g.clock.Advance(31 * time.Second)
 		rlWantAccepted(t, g.postCharge(t, tok, 1000, "JPY"))
 	})
-	// The window's edges (spec/limits.md section 6: "accepted within the
-	// last 30 seconds"): a charge 30 s old, to the microsecond the
+	// The window's edges (README, duplicate charges: a charge "accepted
+	// within the last 30 seconds", the bound included): a charge 30 s old, to the microsecond the
 	// database keeps, is within them; a microsecond later it is not.
 	t.Run("the window's edges", func(t *testing.T) {
 		g := newRLGateway(t, rlOptions{})

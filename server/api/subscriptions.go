@@ -140,7 +140,7 @@ func toWirePlan(p *payment.SubscriptionPlan) *wirePlan {
 	return w
 }
 
-// wireSubscription is a subscription (UnivaPay's, reference §3.7). PHP
+// wireSubscription is a subscription in UnivaPay's wire shape. PHP
 // requires currency, amount, schedule_settings with zone_id, status, mode
 // and created_on (Resources/Subscription.php initSchema).
 type wireSubscription struct {

@@ -14,8 +14,8 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// Handler tests of the subscription routes (reference §2.4, §3.7, §11
-// row 9) through the real router over a real SQLite file, with the
+// Handler tests of the subscription routes (UnivaPay's subscription
+// endpoints and shape) through the real router over a real SQLite file, with the
 // payments fixture (clock at 2026-03-02 19:00 in Tokyo). Processing is
 // driven by hand (process), or by the real worker where a long poll is
 // under test.
