@@ -27,6 +27,7 @@ import (
 	"github.com/kessai/kessai/server/prometheus"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
 	"github.com/kessai/kessai/web/demo"
 	"github.com/kessai/kessai/web/hosted"
@@ -125,7 +126,7 @@ func open(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (*g
 		// re-read is the fallback.
 		LongPollRecheck: cfg.PollRecheck,
 		// An event's data is what a GET of its resource answers.
-		EncodeEvent:   api.EncodeEvent,
+		EncodeEvent:   univapay.EncodeEvent,
 		WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: cfg.WebhookTestPrivate}),
 		ChangeFeed:    feed,
 		Throttle:      g.throttle,

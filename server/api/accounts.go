@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 type wireMerchant struct {
@@ -14,7 +15,7 @@ type wireMerchant struct {
 	Name               string            `json:"name"`
 	Email              string            `json:"email"`
 	Verified           bool              `json:"verified"`
-	CreatedOn          wireTime          `json:"created_on"`
+	CreatedOn          univapay.Time     `json:"created_on"`
 	Configuration      wireConfiguration `json:"configuration"`
 }
 
@@ -22,7 +23,7 @@ type wireMerchant struct {
 // merchant's configuration is what each of its new stores starts with.
 func toWireMerchant(m *payment.Merchant) wireMerchant {
 	return wireMerchant{
-		ID: m.ID, Name: m.Name, Email: m.Email, Verified: m.Verified, CreatedOn: wireTime(m.CreatedOn),
+		ID: m.ID, Name: m.Name, Email: m.Email, Verified: m.Verified, CreatedOn: univapay.Time(m.CreatedOn),
 		Configuration: toWireConfiguration(payment.DefaultStoreSettings()),
 	}
 }
@@ -148,13 +149,13 @@ type wireStore struct {
 	ID            uuid.UUID         `json:"id"`
 	MerchantID    uuid.UUID         `json:"merchant_id"`
 	Name          string            `json:"name"`
-	CreatedOn     wireTime          `json:"created_on"`
+	CreatedOn     univapay.Time     `json:"created_on"`
 	Configuration wireConfiguration `json:"configuration"`
 }
 
 func toWireStore(st *payment.Store) wireStore {
 	return wireStore{
-		ID: st.ID, MerchantID: st.MerchantID, Name: st.Name, CreatedOn: wireTime(st.CreatedOn),
+		ID: st.ID, MerchantID: st.MerchantID, Name: st.Name, CreatedOn: univapay.Time(st.CreatedOn),
 		Configuration: toWireConfiguration(st.Settings),
 	}
 }

@@ -1,7 +1,8 @@
 // Package api is Kessai's HTTP API: the UnivaPay wire format on
 // gorilla/mux. It is the only package that knows the router. Handlers are
 // thin: they decode a request, call one payment.Service method and encode
-// the answer; the rules live in package payment.
+// the answer; the rules live in package payment, and the shapes of the
+// payment resources in package univapay, which webhooks share.
 package api
 
 import (

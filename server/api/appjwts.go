@@ -6,26 +6,27 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // wireAppJWT is an application JWT as the Java SDK reads it. The secret is
 // present only in the answer to its creation.
 type wireAppJWT struct {
-	JTI        uuid.UUID    `json:"jti"`
-	MerchantID uuid.UUID    `json:"merchant_id"`
-	StoreID    *uuid.UUID   `json:"store_id,omitempty"`
-	CreatorID  uuid.UUID    `json:"creator_id"`
-	Mode       payment.Mode `json:"mode"`
-	Domains    []string     `json:"domains"`
-	JWT        string       `json:"jwt"`
-	Secret     string       `json:"secret,omitempty"`
-	CreatedOn  wireTime     `json:"created_on"`
+	JTI        uuid.UUID     `json:"jti"`
+	MerchantID uuid.UUID     `json:"merchant_id"`
+	StoreID    *uuid.UUID    `json:"store_id,omitempty"`
+	CreatorID  uuid.UUID     `json:"creator_id"`
+	Mode       payment.Mode  `json:"mode"`
+	Domains    []string      `json:"domains"`
+	JWT        string        `json:"jwt"`
+	Secret     string        `json:"secret,omitempty"`
+	CreatedOn  univapay.Time `json:"created_on"`
 }
 
 func toWireAppJWT(t *payment.AppToken) wireAppJWT {
 	w := wireAppJWT{
 		JTI: t.ID, MerchantID: t.MerchantID, CreatorID: t.CreatorID, Mode: t.Mode,
-		Domains: t.Domains, JWT: t.JWT, CreatedOn: wireTime(t.CreatedOn),
+		Domains: t.Domains, JWT: t.JWT, CreatedOn: univapay.Time(t.CreatedOn),
 	}
 	if w.Domains == nil {
 		w.Domains = []string{}

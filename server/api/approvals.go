@@ -6,6 +6,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // approvalRoutes are the routes of payments the shopper approves away
@@ -85,7 +86,7 @@ func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids path
 	tok, err := s.svc.EnableTokenThreeDS(r.Context(), c, ids.store, ids.id, payment.TokenThreeDSRequest{
 		Mode: req.Mode, RedirectEndpoint: req.RedirectEndpoint, RedirectID: req.RedirectID,
 	})
-	return answer(http.StatusOK, tok, err, toWireToken)
+	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }
 
 // disableTokenThreeDS answers the token as it is now: the PHP SDK's
@@ -96,5 +97,5 @@ func (s *Server) disableTokenThreeDS(r *http.Request, c *payment.Caller, ids pat
 		return 0, nil, err
 	}
 	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id, 0)
-	return answer(http.StatusOK, tok, err, toWireToken)
+	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }

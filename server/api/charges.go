@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/wasm/card"
 )
 
@@ -45,20 +46,6 @@ func (s *Server) paymentRoutes(r *mux.Router) {
 	r.HandleFunc("/stores/{storeId}/transaction_history", s.authed(s.listTransactions)).Methods(get)
 }
 
-type wireRedirect struct {
-	Endpoint   *string `json:"endpoint,omitempty"`
-	RedirectID *string `json:"redirect_id,omitempty"`
-}
-
-type wireChargeThreeDS struct {
-	Mode             *string `json:"mode"`
-	RedirectEndpoint *string `json:"redirect_endpoint"`
-	RedirectID       *string `json:"redirect_id"`
-	// Status is where the charge's 3-D Secure is (Kessai's; absent when
-	// it has none).
-	Status *string `json:"status,omitempty"`
-}
-
 // wireChargeThreeDSInput is a new charge's three_ds: the merchant's wishes
 // for Kessai's 3-D Secure, or the six fields of its own (external MPI).
 type wireChargeThreeDSInput struct {
@@ -71,80 +58,6 @@ type wireChargeThreeDSInput struct {
 	ServerTransactionID string `json:"server_transaction_id"`
 	MessageVersion      string `json:"message_version"`
 	TransactionStatus   string `json:"transaction_status"`
-}
-
-// wireCharge is a charge (UnivaPay's). PHP requires
-// transaction_token_type, requested_currency, requested_amount, status,
-// mode and created_on.
-type wireCharge struct {
-	ID                       uuid.UUID         `json:"id"`
-	StoreID                  uuid.UUID         `json:"store_id"`
-	MerchantID               uuid.UUID         `json:"merchant_id"`
-	PlatformID               *string           `json:"platform_id"`
-	TransactionTokenID       uuid.UUID         `json:"transaction_token_id"`
-	TransactionTokenType     string            `json:"transaction_token_type"`
-	SubscriptionID           *uuid.UUID        `json:"subscription_id"`
-	MerchantTransactionID    *string           `json:"merchant_transaction_id"`
-	RequestedAmount          int64             `json:"requested_amount"`
-	RequestedCurrency        string            `json:"requested_currency"`
-	RequestedAmountFormatted json.Number       `json:"requested_amount_formatted"`
-	ChargedAmount            *int64            `json:"charged_amount"`
-	ChargedCurrency          *string           `json:"charged_currency"`
-	ChargedAmountFormatted   *json.Number      `json:"charged_amount_formatted"`
-	FeeAmount                *int64            `json:"fee_amount"`
-	FeeCurrency              *string           `json:"fee_currency"`
-	FeeAmountFormatted       *json.Number      `json:"fee_amount_formatted"`
-	OnlyDirectCurrency       bool              `json:"only_direct_currency"`
-	CaptureAt                *wireTime         `json:"capture_at"`
-	CaptureStatus            string            `json:"capture_status"`
-	Descriptor               *string           `json:"descriptor"`
-	DescriptorPhoneNumber    *string           `json:"descriptor_phone_number"`
-	Status                   string            `json:"status"`
-	Error                    *wirePaymentError `json:"error"`
-	Metadata                 payment.Metadata  `json:"metadata"`
-	Mode                     payment.Mode      `json:"mode"`
-	Type                     string            `json:"type"`
-	Redirect                 wireRedirect      `json:"redirect"`
-	ThreeDS                  wireChargeThreeDS `json:"three_ds"`
-	CreatedOn                wireTime          `json:"created_on"`
-	UpdatedOn                wireTime          `json:"updated_on"`
-}
-
-func captureStatus(ch *payment.Charge) string {
-	switch {
-	case ch.Status == payment.ChargeSuccessful:
-		return "captured"
-	case ch.Status == payment.ChargeAuthorized:
-		return "authorized"
-	}
-	return "not_authorized"
-}
-
-func toWireCharge(ch *payment.Charge) wireCharge {
-	w := wireCharge{
-		ID: ch.ID, StoreID: ch.StoreID, MerchantID: ch.MerchantID, TransactionTokenID: ch.TokenID,
-		TransactionTokenType: string(ch.TokenType), SubscriptionID: optionalID(ch.SubscriptionID),
-		MerchantTransactionID: optionalString(ch.MerchantTransactionID),
-		RequestedAmount:       ch.RequestedAmount, RequestedCurrency: ch.Currency,
-		RequestedAmountFormatted: formatted(ch.RequestedAmount, ch.Currency),
-		ChargedAmount:            ch.ChargedAmount, ChargedAmountFormatted: formattedPtr(ch.ChargedAmount, ch.Currency),
-		OnlyDirectCurrency: ch.OnlyDirectCurrency, CaptureAt: wireTimePtr(ch.CaptureAt), CaptureStatus: captureStatus(ch),
-		Descriptor: optionalString(ch.Descriptor), Status: string(ch.Status), Error: toWirePaymentError(ch.Error),
-		Metadata: wireMetadata(ch.Metadata), Mode: ch.Mode, Type: "normal",
-		ThreeDS: wireChargeThreeDS{
-			Mode: optionalString(ch.ThreeDS.Mode), RedirectEndpoint: optionalString(ch.ThreeDS.RedirectEndpoint),
-			RedirectID: optionalString(ch.ThreeDS.RedirectID), Status: optionalString(string(ch.ThreeDS.Status)),
-		},
-		CreatedOn: wireTime(ch.CreatedOn), UpdatedOn: wireTime(ch.UpdatedOn),
-	}
-	if ch.ChargedAmount != nil {
-		cur := ch.Currency
-		w.ChargedCurrency = &cur
-	}
-	if ch.RedirectEndpoint != "" {
-		w.Redirect.Endpoint = &ch.RedirectEndpoint
-	}
-	return w
 }
 
 // domain is what the three_ds asks for (nil, nil when it is absent); a
@@ -211,7 +124,7 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 // chargeCreated is the answer of POST /charges: also a retry's, after a
 // crash, with the charge as it is now (effectAnswer).
 func chargeCreated(ch *payment.Charge, err error) (int, any, error) {
-	return answer(http.StatusCreated, ch, err, toWireCharge)
+	return answer(http.StatusCreated, ch, err, univapay.ChargeOf)
 }
 
 // pollWaitOf is how long a read may be held: ?polling=true asks for a
@@ -225,7 +138,7 @@ func (s *Server) pollWaitOf(r *http.Request) time.Duration {
 
 func (s *Server) getCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	ch, err := s.svc.Charge(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
-	return answer(http.StatusOK, ch, err, toWireCharge)
+	return answer(http.StatusOK, ch, err, univapay.ChargeOf)
 }
 
 var chargeStatuses = []string{"pending", "awaiting", "authorized", "successful", "failed", "error", "canceled"}
@@ -272,7 +185,7 @@ func (s *Server) listCharges(r *http.Request, c *payment.Caller, ids pathIDs) (i
 		return 0, nil, err
 	}
 	page, err := s.svc.Charges(r.Context(), c, ids.store, f, p)
-	return answer(http.StatusOK, page, err, listOf(toWireCharge))
+	return answer(http.StatusOK, page, err, listOf(univapay.ChargeOf))
 }
 
 type wireMetadataUpdate struct {
@@ -295,7 +208,7 @@ func (s *Server) updateCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	ch, err := s.svc.UpdateCharge(r.Context(), c, ids.store, ids.id, md)
-	return answer(http.StatusOK, ch, err, toWireCharge)
+	return answer(http.StatusOK, ch, err, univapay.ChargeOf)
 }
 
 type wireCapture struct {

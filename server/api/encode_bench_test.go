@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 func benchCharge() *payment.Charge {
@@ -38,13 +39,13 @@ func BenchmarkWriteCharge(b *testing.B) {
 		w := &nopWriter{h: http.Header{}}
 		b.ReportAllocs()
 		for b.Loop() {
-			s.writeJSON(w, req, http.StatusOK, toWireCharge(ch))
+			s.writeJSON(w, req, http.StatusOK, univapay.ChargeOf(ch))
 		}
 	})
 	b.Run("json.Marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := json.Marshal(toWireCharge(ch)); err != nil {
+			if _, err := json.Marshal(univapay.ChargeOf(ch)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -2,28 +2,13 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 
-	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
-// EncodeEvent renders an event's resource exactly as a GET of it answers
-// (payment.Config.EncodeEvent): a webhook's data is the API's own view.
-func EncodeEvent(resource any) (json.RawMessage, error) {
-	var v any
-	switch r := resource.(type) {
-	case *payment.TransactionToken:
-		v = toWireToken(r)
-	case *payment.Charge:
-		v = toWireCharge(r)
-	case *payment.Refund:
-		v = toWireRefund(r)
-	case *payment.Cancel:
-		v = toWireCancel(r)
-	case *payment.Subscription:
-		v = toWireSubscription(r)
-	default:
-		return nil, fmt.Errorf("api: no wire format for an event's %T", resource)
-	}
-	return json.Marshal(v)
-}
+// EncodeEvent is univapay.EncodeEvent, kept for the callers outside
+// server/ that still name it here (web/'s tests).
+//
+// Deprecated: use univapay.EncodeEvent; the wire format is not the HTTP
+// package's.
+func EncodeEvent(resource any) (json.RawMessage, error) { return univapay.EncodeEvent(resource) }

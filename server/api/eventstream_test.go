@@ -16,6 +16,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // sseEvent is one event of GET /events/stream.
@@ -199,7 +200,7 @@ func TestEventStream(t *testing.T) {
 	// arrive by the stream's own re-read.
 	st2 := servicetest.New(t, servicetest.Options{
 		Path: filepath.Join(f.dir, sqlite.FileName), Clock: f.clock, PublicOrigin: publicOrigin,
-		Config: payment.Config{SecretKey: secretKey}, EncodeEvent: api.EncodeEvent,
+		Config: payment.Config{SecretKey: secretKey}, EncodeEvent: univapay.EncodeEvent,
 	})
 	srv2 := api.New(api.Config{Service: st2.Service, PublicOrigin: publicOrigin, Logger: slog.New(slog.DiscardHandler)})
 	rec := httptest.NewRecorder()

@@ -93,19 +93,6 @@ func (s *Server) decode(r *http.Request, v any) error {
 	return nil
 }
 
-// wireTime is a timestamp as UnivaPay writes it: UTC, microseconds, "Z".
-type wireTime time.Time
-
-const wireTimeLayout = "2006-01-02T15:04:05.000000Z"
-
-// MarshalText rather than MarshalJSON: encoding/json checks what a
-// MarshalJSON answers with a full JSON scanner, while a text is only
-// quoted (the layout's characters need no escaping, so the bytes are the
-// same).
-func (t wireTime) MarshalText() ([]byte, error) {
-	return time.Time(t).UTC().AppendFormat(make([]byte, 0, len(wireTimeLayout)), wireTimeLayout), nil
-}
-
 // inputTime is a time in a request body: an RFC 3339 string. Anything else
 // is reported as a type error, which decode turns into a VALIDATION_ERROR
 // naming the field (time.Time's own parse errors carry no field, and would
@@ -129,14 +116,6 @@ func (t *inputTime) ptr() *time.Time {
 	}
 	v := t.Time
 	return &v
-}
-
-func wireTimePtr(t *time.Time) *wireTime {
-	if t == nil {
-		return nil
-	}
-	w := wireTime(*t)
-	return &w
 }
 
 // emptyJSONArray reports whether b is [] (white space allowed).

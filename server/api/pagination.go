@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // listParams reads limit, cursor and cursor_direction (UnivaPay's wire format).
@@ -45,24 +46,9 @@ func listParams(r *http.Request) (payment.ListParams, error) {
 	return p, v.Err()
 }
 
-// wireList is a page on the wire.
-type wireList[T any] struct {
-	Items     []T  `json:"items"`
-	HasMore   bool `json:"has_more"`
-	TotalHits *int `json:"total_hits,omitempty"`
-}
-
-func toWireList[D any, W any](p payment.Page[D], conv func(D) W) wireList[W] {
-	out := wireList[W]{Items: make([]W, 0, len(p.Items)), HasMore: p.HasMore, TotalHits: p.TotalHits}
-	for _, item := range p.Items {
-		out.Items = append(out.Items, conv(item))
-	}
-	return out
-}
-
 // listOf converts a page of domain objects for the wire.
-func listOf[D any, W any](conv func(D) W) func(payment.Page[D]) wireList[W] {
-	return func(p payment.Page[D]) wireList[W] { return toWireList(p, conv) }
+func listOf[D any, W any](conv func(D) W) func(payment.Page[D]) univapay.List[W] {
+	return func(p payment.Page[D]) univapay.List[W] { return univapay.ListOf(p, conv) }
 }
 
 // answer is how most endpoints end: the service's result converted for the

@@ -28,6 +28,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // Handler tests of the card-payment routes (issue 3): tokens, charges,
@@ -74,7 +75,7 @@ type payOptions struct {
 	logger      *slog.Logger
 	idempotency bool
 	record      bool
-	// events records events (api.EncodeEvent), sent by webhookSender.
+	// events records events (univapay.EncodeEvent), sent by webhookSender.
 	events        bool
 	webhookSender payment.WebhookSender
 	// idemStore, if set, turns idempotency on over the keys' store it
@@ -93,7 +94,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 		Processor: sandbox.Processor{Latency: opts.latency}, Config: payment.Config{SecretKey: secretKey},
 	}
 	if opts.events {
-		so.EncodeEvent, so.WebhookSender = api.EncodeEvent, opts.webhookSender
+		so.EncodeEvent, so.WebhookSender = univapay.EncodeEvent, opts.webhookSender
 	}
 	so.Storage = opts.storage
 	st := servicetest.New(tb, so)

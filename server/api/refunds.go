@@ -4,59 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
-
-// wireRefund is a refund (UnivaPay's wire format).
-type wireRefund struct {
-	ID              uuid.UUID         `json:"id"`
-	StoreID         uuid.UUID         `json:"store_id"`
-	ChargeID        uuid.UUID         `json:"charge_id"`
-	LedgerID        *string           `json:"ledger_id"`
-	Status          string            `json:"status"`
-	Amount          int64             `json:"amount"`
-	Currency        string            `json:"currency"`
-	AmountFormatted json.Number       `json:"amount_formatted"`
-	Reason          *string           `json:"reason"`
-	Message         *string           `json:"message"`
-	Error           *wirePaymentError `json:"error"`
-	Metadata        payment.Metadata  `json:"metadata"`
-	Mode            payment.Mode      `json:"mode"`
-	CreatedOn       wireTime          `json:"created_on"`
-	UpdatedOn       wireTime          `json:"updated_on"`
-}
-
-func toWireRefund(rf *payment.Refund) wireRefund {
-	return wireRefund{
-		ID: rf.ID, StoreID: rf.StoreID, ChargeID: rf.ChargeID, Status: string(rf.Status), Amount: rf.Amount,
-		Currency: rf.Currency, AmountFormatted: formatted(rf.Amount, rf.Currency), Reason: optionalString(rf.Reason),
-		Message: optionalString(rf.Message), Error: toWirePaymentError(rf.Error), Metadata: wireMetadata(rf.Metadata),
-		Mode: rf.Mode, CreatedOn: wireTime(rf.CreatedOn), UpdatedOn: wireTime(rf.UpdatedOn),
-	}
-}
-
-// wireCancel is a cancel (UnivaPay's wire format).
-type wireCancel struct {
-	ID        uuid.UUID         `json:"id"`
-	ChargeID  uuid.UUID         `json:"charge_id"`
-	StoreID   uuid.UUID         `json:"store_id"`
-	Status    string            `json:"status"`
-	Error     *wirePaymentError `json:"error"`
-	Metadata  payment.Metadata  `json:"metadata"`
-	Mode      payment.Mode      `json:"mode"`
-	CreatedOn wireTime          `json:"created_on"`
-	UpdatedOn wireTime          `json:"updated_on"`
-}
-
-func toWireCancel(cn *payment.Cancel) wireCancel {
-	return wireCancel{
-		ID: cn.ID, ChargeID: cn.ChargeID, StoreID: cn.StoreID, Status: string(cn.Status),
-		Error: toWirePaymentError(cn.Error), Metadata: wireMetadata(cn.Metadata), Mode: cn.Mode,
-		CreatedOn: wireTime(cn.CreatedOn), UpdatedOn: wireTime(cn.UpdatedOn),
-	}
-}
 
 type wireNewRefund struct {
 	Amount   amountJSON      `json:"amount"`
@@ -84,12 +34,12 @@ func (s *Server) createRefund(r *http.Request, c *payment.Caller, ids pathIDs) (
 // refundCreated is the answer of a new refund: also a retry's, after a
 // crash, with the refund as it is now (effectAnswer).
 func refundCreated(rf *payment.Refund, err error) (int, any, error) {
-	return answer(http.StatusCreated, rf, err, toWireRefund)
+	return answer(http.StatusCreated, rf, err, univapay.RefundOf)
 }
 
 func (s *Server) getRefund(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	rf, err := s.svc.Refund(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
-	return answer(http.StatusOK, rf, err, toWireRefund)
+	return answer(http.StatusOK, rf, err, univapay.RefundOf)
 }
 
 func (s *Server) listRefunds(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -98,7 +48,7 @@ func (s *Server) listRefunds(r *http.Request, c *payment.Caller, ids pathIDs) (i
 		return 0, nil, err
 	}
 	page, err := s.svc.Refunds(r.Context(), c, ids.store, ids.charge, p)
-	return answer(http.StatusOK, page, err, listOf(toWireRefund))
+	return answer(http.StatusOK, page, err, listOf(univapay.RefundOf))
 }
 
 type wireRefundUpdate struct {
@@ -117,7 +67,7 @@ func (s *Server) updateRefund(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	rf, err := s.svc.UpdateRefund(r.Context(), c, ids.store, ids.charge, ids.id, payment.RefundUpdate{Reason: req.Reason, Message: req.Message, Metadata: md})
-	return answer(http.StatusOK, rf, err, toWireRefund)
+	return answer(http.StatusOK, rf, err, univapay.RefundOf)
 }
 
 func (s *Server) createCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -133,12 +83,12 @@ func (s *Server) createCancel(r *http.Request, c *payment.Caller, ids pathIDs) (
 // cancelCreated is the answer of a new cancel: also a retry's, after a
 // crash, with the cancel as it is now (effectAnswer).
 func cancelCreated(cn *payment.Cancel, err error) (int, any, error) {
-	return answer(http.StatusCreated, cn, err, toWireCancel)
+	return answer(http.StatusCreated, cn, err, univapay.CancelOf)
 }
 
 func (s *Server) getCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	cn, err := s.svc.Cancel(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
-	return answer(http.StatusOK, cn, err, toWireCancel)
+	return answer(http.StatusOK, cn, err, univapay.CancelOf)
 }
 
 func (s *Server) listCancels(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -147,7 +97,7 @@ func (s *Server) listCancels(r *http.Request, c *payment.Caller, ids pathIDs) (i
 		return 0, nil, err
 	}
 	page, err := s.svc.Cancels(r.Context(), c, ids.store, ids.charge, p)
-	return answer(http.StatusOK, page, err, listOf(toWireCancel))
+	return answer(http.StatusOK, page, err, listOf(univapay.CancelOf))
 }
 
 func (s *Server) updateCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -156,34 +106,7 @@ func (s *Server) updateCancel(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	cn, err := s.svc.UpdateCancel(r.Context(), c, ids.store, ids.charge, ids.id, md)
-	return answer(http.StatusOK, cn, err, toWireCancel)
-}
-
-// wireTransaction is one line of the transaction history.
-type wireTransaction struct {
-	ID              uuid.UUID        `json:"id"`
-	StoreID         uuid.UUID        `json:"store_id"`
-	ResourceID      uuid.UUID        `json:"resource_id"`
-	ChargeID        uuid.UUID        `json:"charge_id"`
-	Type            string           `json:"type"`
-	Status          string           `json:"status"`
-	Amount          int64            `json:"amount"`
-	Currency        string           `json:"currency"`
-	AmountFormatted json.Number      `json:"amount_formatted"`
-	PaymentType     string           `json:"payment_type"`
-	Metadata        payment.Metadata `json:"metadata"`
-	Mode            payment.Mode     `json:"mode"`
-	CreatedOn       wireTime         `json:"created_on"`
-	UpdatedOn       wireTime         `json:"updated_on"`
-}
-
-func toWireTransaction(e *payment.LedgerEntry) wireTransaction {
-	return wireTransaction{
-		ID: e.ResourceID, StoreID: e.StoreID, ResourceID: e.ResourceID, ChargeID: e.ChargeID, Type: e.Type,
-		Status: e.Status, Amount: e.Amount, Currency: e.Currency, AmountFormatted: formatted(e.Amount, e.Currency),
-		PaymentType: payment.PaymentTypeCard, Metadata: wireMetadata(e.Metadata), Mode: e.Mode,
-		CreatedOn: wireTime(e.CreatedOn), UpdatedOn: wireTime(e.UpdatedOn),
-	}
+	return answer(http.StatusOK, cn, err, univapay.CancelOf)
 }
 
 func (s *Server) listTransactions(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -201,5 +124,5 @@ func (s *Server) listTransactions(r *http.Request, c *payment.Caller, ids pathID
 		return 0, nil, err
 	}
 	page, err := s.svc.Transactions(r.Context(), c, ids.store, f, p)
-	return answer(http.StatusOK, page, err, listOf(toWireTransaction))
+	return answer(http.StatusOK, page, err, listOf(univapay.TransactionOf))
 }

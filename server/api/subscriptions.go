@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // subscriptionRoutes are the subscription routes (UnivaPay's). Suspend,
@@ -38,177 +39,6 @@ func (s *Server) subscriptionRoutes(r *mux.Router) {
 	r.HandleFunc(sub+"/payments/{paymentId}", s.authed(s.getSubscriptionPayment)).Methods(get)
 	r.HandleFunc(sub+"/payments/{paymentId}", s.authed(s.updateSubscriptionPayment)).Methods(patch)
 	r.HandleFunc(sub+"/payments/{paymentId}/charges", s.authed(s.listSubscriptionCharges)).Methods(get)
-}
-
-// ---- the wire's shapes
-
-// wireScheduleSettings is a subscription's schedule_settings. PHP requires
-// it with zone_id (Subscription/ScheduleSettings.php); start_on is the day
-// asked for (null: at once), retry_interval null when there is none (PHP
-// reads it as a DateInterval, which "" is not).
-type wireScheduleSettings struct {
-	StartOn            *string `json:"start_on"`
-	ZoneID             string  `json:"zone_id"`
-	PreserveEndOfMonth bool    `json:"preserve_end_of_month"`
-	RetryInterval      *string `json:"retry_interval"`
-	TerminationMode    string  `json:"termination_mode"`
-}
-
-// wireScheduledPayment is one payment of a subscription (its next_payment,
-// an item of …/payments).
-type wireScheduledPayment struct {
-	ID                    uuid.UUID   `json:"id"`
-	DueDate               string      `json:"due_date"`
-	ZoneID                string      `json:"zone_id"`
-	Amount                int64       `json:"amount"`
-	Currency              string      `json:"currency"`
-	AmountFormatted       json.Number `json:"amount_formatted"`
-	IsPaid                bool        `json:"is_paid"`
-	IsLastPayment         bool        `json:"is_last_payment"`
-	CreatedOn             wireTime    `json:"created_on"`
-	UpdatedOn             wireTime    `json:"updated_on"`
-	SuccessfulPaymentDate *string     `json:"successful_payment_date"`
-	TerminateWithStatus   *string     `json:"terminate_with_status"`
-	RetryDate             *string     `json:"retry_date"`
-	RetryInterval         *string     `json:"retry_interval"`
-}
-
-func optionalDate(d *payment.Date) *string {
-	if d == nil {
-		return nil
-	}
-	s := d.String()
-	return &s
-}
-
-func toWireScheduledPayment(p *payment.ScheduledPayment) wireScheduledPayment {
-	return wireScheduledPayment{
-		ID: p.ID, DueDate: p.DueDate.String(), ZoneID: p.ZoneID, Amount: p.Amount, Currency: p.Currency,
-		AmountFormatted: formatted(p.Amount, p.Currency), IsPaid: p.IsPaid, IsLastPayment: p.IsLastPayment,
-		CreatedOn: wireTime(p.CreatedOn), UpdatedOn: wireTime(p.UpdatedOn),
-		SuccessfulPaymentDate: optionalDate(p.SuccessfulPaymentDate),
-		TerminateWithStatus:   optionalString(string(p.TerminateWithStatus)),
-		RetryDate:             optionalDate(p.RetryDate), RetryInterval: optionalString(p.RetryInterval),
-	}
-}
-
-// wireSimulatedPayment is one payment of simulate_plan's answer: a
-// scheduled payment that does not exist, so without id or times (PHP's
-// ScheduledPayment takes created_on as now when it is absent).
-type wireSimulatedPayment struct {
-	DueDate               string      `json:"due_date"`
-	ZoneID                string      `json:"zone_id"`
-	Amount                int64       `json:"amount"`
-	AmountFormatted       json.Number `json:"amount_formatted"`
-	Currency              string      `json:"currency"`
-	IsPaid                bool        `json:"is_paid"`
-	IsLastPayment         bool        `json:"is_last_payment"`
-	SuccessfulPaymentDate *string     `json:"successful_payment_date"`
-	TerminateWithStatus   *string     `json:"terminate_with_status"`
-	RetryInterval         *string     `json:"retry_interval"`
-}
-
-func toWireSimulatedPayment(p *payment.ScheduledPayment) wireSimulatedPayment {
-	return wireSimulatedPayment{
-		DueDate: p.DueDate.String(), ZoneID: p.ZoneID, Amount: p.Amount, AmountFormatted: formatted(p.Amount, p.Currency),
-		Currency: p.Currency, IsPaid: p.IsPaid, IsLastPayment: p.IsLastPayment,
-		SuccessfulPaymentDate: optionalDate(p.SuccessfulPaymentDate),
-		TerminateWithStatus:   optionalString(string(p.TerminateWithStatus)), RetryInterval: optionalString(p.RetryInterval),
-	}
-}
-
-// wirePlan is a subscription_plan (or installment_plan): the field of the
-// other plan type is null, as PHP's SubscriptionPlan refuses both.
-type wirePlan struct {
-	PlanType         string `json:"plan_type"`
-	FixedCycles      *int   `json:"fixed_cycles"`
-	FixedCycleAmount *int64 `json:"fixed_cycle_amount"`
-}
-
-func toWirePlan(p *payment.SubscriptionPlan) *wirePlan {
-	if p == nil {
-		return nil
-	}
-	w := &wirePlan{PlanType: p.PlanType}
-	if p.PlanType == payment.PlanFixedCycles {
-		n := p.FixedCycles
-		w.FixedCycles = &n
-	} else {
-		n := p.FixedCycleAmount
-		w.FixedCycleAmount = &n
-	}
-	return w
-}
-
-// wireSubscription is a subscription in UnivaPay's wire shape. PHP
-// requires currency, amount, schedule_settings with zone_id, status, mode
-// and created_on (Resources/Subscription.php initSchema).
-type wireSubscription struct {
-	ID                           uuid.UUID             `json:"id"`
-	StoreID                      uuid.UUID             `json:"store_id"`
-	MerchantID                   uuid.UUID             `json:"merchant_id"`
-	PlatformID                   *string               `json:"platform_id"`
-	TransactionTokenID           uuid.UUID             `json:"transaction_token_id"`
-	Amount                       int64                 `json:"amount"`
-	Currency                     string                `json:"currency"`
-	AmountFormatted              json.Number           `json:"amount_formatted"`
-	InitialAmount                *int64                `json:"initial_amount"`
-	InitialAmountFormatted       *json.Number          `json:"initial_amount_formatted"`
-	SubsequentCyclesStart        *string               `json:"subsequent_cycles_start"`
-	ScheduleSettings             wireScheduleSettings  `json:"schedule_settings"`
-	OnlyDirectCurrency           bool                  `json:"only_direct_currency"`
-	FirstChargeCaptureAfter      *string               `json:"first_charge_capture_after"`
-	FirstChargeAuthorizationOnly bool                  `json:"first_charge_authorization_only"`
-	Status                       string                `json:"status"`
-	Metadata                     payment.Metadata      `json:"metadata"`
-	Mode                         payment.Mode          `json:"mode"`
-	CreatedOn                    wireTime              `json:"created_on"`
-	UpdatedOn                    wireTime              `json:"updated_on"`
-	ThreeDS                      wireChargeThreeDS     `json:"three_ds"`
-	Period                       *string               `json:"period"`
-	CyclicalPeriod               *string               `json:"cyclical_period"`
-	NextPayment                  *wireScheduledPayment `json:"next_payment"`
-	CyclesLeft                   *int                  `json:"cycles_left"`
-	PaymentsLeft                 *int                  `json:"payments_left"`
-	AmountLeft                   *int64                `json:"amount_left"`
-	AmountLeftFormatted          *json.Number          `json:"amount_left_formatted"`
-	SubscriptionPlan             *wirePlan             `json:"subscription_plan"`
-	InstallmentPlan              *wirePlan             `json:"installment_plan"`
-	Descriptor                   *string               `json:"descriptor"`
-	ChargeID                     *uuid.UUID            `json:"charge_id"`
-}
-
-func toWireSubscription(sub *payment.Subscription) wireSubscription {
-	w := wireSubscription{
-		ID: sub.ID, StoreID: sub.StoreID, MerchantID: sub.MerchantID, TransactionTokenID: sub.TokenID,
-		Amount: sub.Amount, Currency: sub.Currency, AmountFormatted: formatted(sub.Amount, sub.Currency),
-		InitialAmount: sub.InitialAmount, InitialAmountFormatted: formattedPtr(sub.InitialAmount, sub.Currency),
-		ScheduleSettings: wireScheduleSettings{
-			ZoneID: sub.Schedule.ZoneID, PreserveEndOfMonth: sub.Schedule.PreserveEndOfMonth,
-			RetryInterval: optionalString(sub.Schedule.RetryInterval), TerminationMode: sub.Schedule.TerminationMode,
-			StartOn: wireStartOn(sub),
-		},
-		OnlyDirectCurrency: sub.OnlyDirectCurrency, FirstChargeCaptureAfter: optionalString(sub.FirstChargeCaptureAfter),
-		FirstChargeAuthorizationOnly: sub.FirstChargeAuthorizationOnly, Status: string(sub.Status),
-		Metadata: wireMetadata(sub.Metadata), Mode: sub.Mode, CreatedOn: wireTime(sub.CreatedOn), UpdatedOn: wireTime(sub.UpdatedOn),
-		ThreeDS: wireChargeThreeDS{
-			Mode: optionalString(sub.ThreeDS.Mode), RedirectEndpoint: optionalString(sub.ThreeDS.RedirectEndpoint),
-			RedirectID: optionalString(sub.ThreeDS.RedirectID),
-		},
-		Period: optionalString(sub.Period), CyclicalPeriod: optionalString(sub.CyclicalPeriod),
-		SubscriptionPlan: toWirePlan(sub.Plan), Descriptor: optionalString(sub.Descriptor),
-	}
-	if sub.NextPayment != nil {
-		p := toWireScheduledPayment(sub.NextPayment)
-		w.NextPayment = &p
-	}
-	if n, limited := sub.CyclesLeft(); limited {
-		w.CyclesLeft, w.PaymentsLeft = &n, &n
-	}
-	if amount, limited := sub.AmountLeft(); limited {
-		w.AmountLeft, w.AmountLeftFormatted = &amount, formattedPtr(&amount, sub.Currency)
-	}
-	return w
 }
 
 // ---- what requests carry
@@ -379,7 +209,7 @@ func (s *Server) createSubscription(r *http.Request, c *payment.Caller, ids path
 // retry's, after a crash, with the subscription as it is now
 // (effectAnswer).
 func subscriptionCreated(sub *payment.Subscription, err error) (int, any, error) {
-	return answer(http.StatusCreated, sub, err, toWireSubscription)
+	return answer(http.StatusCreated, sub, err, univapay.SubscriptionOf)
 }
 
 // simulatePlan answers a bare JSON array of the payments, not a list
@@ -391,10 +221,10 @@ func (s *Server) simulatePlan(r *http.Request, c *payment.Caller, ids pathIDs) (
 		return 0, nil, err
 	}
 	pays, err := s.svc.SimulatePlan(r.Context(), c, ids.store, paymentType, p)
-	return answer(http.StatusOK, pays, err, func(pays []*payment.ScheduledPayment) []wireSimulatedPayment {
-		out := make([]wireSimulatedPayment, 0, len(pays))
+	return answer(http.StatusOK, pays, err, func(pays []*payment.ScheduledPayment) []univapay.SimulatedPayment {
+		out := make([]univapay.SimulatedPayment, 0, len(pays))
 		for _, p := range pays {
-			out = append(out, toWireSimulatedPayment(p))
+			out = append(out, univapay.SimulatedPaymentOf(p))
 		}
 		return out
 	})
@@ -402,7 +232,7 @@ func (s *Server) simulatePlan(r *http.Request, c *payment.Caller, ids pathIDs) (
 
 func (s *Server) getSubscription(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	sub, err := s.svc.Subscription(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
-	return answer(http.StatusOK, sub, err, toWireSubscription)
+	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
 // statuses reads the statuses a list asks for: status, statuses[] (Node's
@@ -437,7 +267,7 @@ func (s *Server) listSubscriptions(r *http.Request, c *payment.Caller, ids pathI
 		return 0, nil, err
 	}
 	page, err := s.svc.Subscriptions(r.Context(), c, ids.store, f, p)
-	return answer(http.StatusOK, page, err, listOf(toWireSubscription))
+	return answer(http.StatusOK, page, err, listOf(univapay.SubscriptionOf))
 }
 
 // wireTermination carries a termination mode: in schedule_settings as the
@@ -488,7 +318,7 @@ func (s *Server) suspendSubscription(r *http.Request, c *payment.Caller, ids pat
 		return 0, nil, err
 	}
 	sub, err := s.svc.SuspendSubscription(r.Context(), c, ids.store, ids.id, mode)
-	return answer(http.StatusOK, sub, err, toWireSubscription)
+	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
 func (s *Server) unsuspendSubscription(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -497,7 +327,7 @@ func (s *Server) unsuspendSubscription(r *http.Request, c *payment.Caller, ids p
 		return 0, nil, err
 	}
 	sub, err := s.svc.UnsuspendSubscription(r.Context(), c, ids.store, ids.id, mode)
-	return answer(http.StatusOK, sub, err, toWireSubscription)
+	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
 // parseTokenID reads a transaction_token_id; "" is none.
@@ -524,7 +354,7 @@ func (s *Server) changeSubscriptionToken(r *http.Request, c *payment.Caller, ids
 		return 0, nil, err
 	}
 	sub, err := s.svc.ChangeSubscriptionToken(r.Context(), c, ids.store, ids.id, tokenID)
-	return answer(http.StatusOK, sub, err, toWireSubscription)
+	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
 // wirePaymentUpdate is a PATCH of a scheduled payment, or a subscription's
@@ -647,7 +477,7 @@ func (s *Server) updateSubscription(r *http.Request, c *payment.Caller, ids path
 		return 0, nil, err
 	}
 	sub, err := s.svc.UpdateSubscription(r.Context(), c, ids.store, ids.id, u)
-	return answer(http.StatusOK, sub, err, toWireSubscription)
+	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
 // listSubscriptionCharges lists the charges of a subscription, or of one
@@ -658,12 +488,12 @@ func (s *Server) listSubscriptionCharges(r *http.Request, c *payment.Caller, ids
 		return 0, nil, err
 	}
 	page, err := s.svc.SubscriptionCharges(r.Context(), c, ids.store, ids.id, ids.payment, p)
-	return answer(http.StatusOK, page, err, listOf(toWireCharge))
+	return answer(http.StatusOK, page, err, listOf(univapay.ChargeOf))
 }
 
 func (s *Server) latestSubscriptionCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	ch, err := s.svc.LatestSubscriptionCharge(r.Context(), c, ids.store, ids.id)
-	return answer(http.StatusOK, ch, err, toWireCharge)
+	return answer(http.StatusOK, ch, err, univapay.ChargeOf)
 }
 
 func (s *Server) listSubscriptionPayments(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -672,12 +502,12 @@ func (s *Server) listSubscriptionPayments(r *http.Request, c *payment.Caller, id
 		return 0, nil, err
 	}
 	page, err := s.svc.SubscriptionPayments(r.Context(), c, ids.store, ids.id, p)
-	return answer(http.StatusOK, page, err, listOf(toWireScheduledPayment))
+	return answer(http.StatusOK, page, err, listOf(univapay.ScheduledPaymentOf))
 }
 
 func (s *Server) getSubscriptionPayment(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	pay, err := s.svc.SubscriptionPayment(r.Context(), c, ids.store, ids.id, ids.payment)
-	return answer(http.StatusOK, pay, err, toWireScheduledPayment)
+	return answer(http.StatusOK, pay, err, univapay.ScheduledPaymentOf)
 }
 
 func (s *Server) updateSubscriptionPayment(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -686,5 +516,5 @@ func (s *Server) updateSubscriptionPayment(r *http.Request, c *payment.Caller, i
 		return 0, nil, err
 	}
 	pay, err := s.svc.UpdateSubscriptionPayment(r.Context(), c, ids.store, ids.id, ids.payment, req.domain())
-	return answer(http.StatusOK, pay, err, toWireScheduledPayment)
+	return answer(http.StatusOK, pay, err, univapay.ScheduledPaymentOf)
 }

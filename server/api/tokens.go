@@ -5,172 +5,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
-
-type wirePhone struct {
-	CountryCode int    `json:"country_code"`
-	LocalNumber string `json:"local_number"`
-}
 
 // wirePhoneInput is a phone number in a request.
 type wirePhoneInput struct {
 	CountryCode countryCodeJSON `json:"country_code"`
 	LocalNumber string          `json:"local_number"`
-}
-
-type wireBilling struct {
-	Line1       *string    `json:"line1"`
-	Line2       *string    `json:"line2"`
-	State       *string    `json:"state"`
-	City        *string    `json:"city"`
-	Country     *string    `json:"country"`
-	Zip         *string    `json:"zip"`
-	PhoneNumber *wirePhone `json:"phone_number"`
-}
-
-func toWireBilling(b payment.Billing) wireBilling {
-	w := wireBilling{
-		Line1: optionalString(b.Line1), Line2: optionalString(b.Line2), State: optionalString(b.State),
-		City: optionalString(b.City), Country: optionalString(b.Country), Zip: optionalString(b.Zip),
-	}
-	if b.PhoneNumber != nil {
-		w.PhoneNumber = &wirePhone{CountryCode: b.PhoneNumber.CountryCode, LocalNumber: b.PhoneNumber.LocalNumber}
-	}
-	return w
-}
-
-type wireCard struct {
-	Cardholder string  `json:"cardholder"`
-	ExpMonth   int     `json:"exp_month"`
-	ExpYear    int     `json:"exp_year"`
-	CardBIN    string  `json:"card_bin"`
-	LastFour   string  `json:"last_four"`
-	Brand      string  `json:"brand"`
-	CardType   string  `json:"card_type"`
-	Country    *string `json:"country"`
-	Category   *string `json:"category"`
-	Issuer     *string `json:"issuer"`
-	SubBrand   string  `json:"sub_brand"`
-}
-
-type wireCVVAuthorize struct {
-	Enabled       bool    `json:"enabled"`
-	Status        *string `json:"status"`
-	ChargeID      *string `json:"charge_id"`
-	CredentialsID *string `json:"credentials_id"`
-	Currency      *string `json:"currency"`
-}
-
-type wireTokenThreeDS struct {
-	Enabled          bool    `json:"enabled"`
-	Status           *string `json:"status"`
-	RedirectEndpoint *string `json:"redirect_endpoint"`
-	RedirectID       *string `json:"redirect_id"`
-	Error            any     `json:"error"`
-	Exempted         *bool   `json:"exempted"`
-}
-
-type wireCardData struct {
-	Card         wireCard         `json:"card"`
-	Billing      wireBilling      `json:"billing"`
-	CVVAuthorize wireCVVAuthorize `json:"cvv_authorize"`
-	ThreeDS      wireTokenThreeDS `json:"three_ds"`
-}
-
-// wireToken is a transaction token (UnivaPay's). PHP's SDK requires
-// data.card and data.cvv_authorize on card tokens.
-type wireToken struct {
-	ID          uuid.UUID        `json:"id"`
-	StoreID     uuid.UUID        `json:"store_id"`
-	MerchantID  uuid.UUID        `json:"merchant_id"`
-	PlatformID  *string          `json:"platform_id"`
-	Email       string           `json:"email"`
-	PaymentType string           `json:"payment_type"`
-	Active      bool             `json:"active"`
-	Mode        payment.Mode     `json:"mode"`
-	Type        string           `json:"type"`
-	UsageLimit  *string          `json:"usage_limit"`
-	Confirmed   *bool            `json:"confirmed"`
-	IPAddress   *string          `json:"ip_address"`
-	Metadata    payment.Metadata `json:"metadata"`
-	CreatedOn   wireTime         `json:"created_on"`
-	UpdatedOn   wireTime         `json:"updated_on"`
-	LastUsedOn  *wireTime        `json:"last_used_on"`
-	// Data is wireCardData, wireOnlineData or wireQRData, as the
-	// payment type has it.
-	Data any `json:"data"`
-}
-
-// wireOnlineData is an online token's data; the issuer token is the
-// charge's (GET …/charges/{id}/issuer_token), never the token's.
-type wireOnlineData struct {
-	Brand              string  `json:"brand"`
-	CallMethod         string  `json:"call_method"`
-	OSType             *string `json:"os_type"`
-	UserIdentifier     *string `json:"user_identifier"`
-	IssuerToken        *string `json:"issuer_token"`
-	IssuerTokenPayload *string `json:"issuer_token_payload"`
-}
-
-// wireQRData is a QR-merchant token's data.
-type wireQRData struct {
-	Brand   string  `json:"brand"`
-	Gateway *string `json:"gateway"`
-}
-
-func toWireTokenThreeDS(t payment.ThreeDSSettings) wireTokenThreeDS {
-	w := wireTokenThreeDS{
-		Enabled: t.Enabled, Status: optionalString(string(t.Status)), RedirectEndpoint: optionalString(t.RedirectEndpoint),
-		RedirectID: optionalString(t.RedirectID), Error: toWirePaymentError(t.Error),
-	}
-	if t.Exempted {
-		w.Exempted = &t.Exempted
-	}
-	return w
-}
-
-func optionalUUIDString(id uuid.UUID) *string {
-	if id == uuid.Nil {
-		return nil
-	}
-	s := id.String()
-	return &s
-}
-
-func toWireToken(t *payment.TransactionToken) wireToken {
-	w := wireToken{
-		ID: t.ID, StoreID: t.StoreID, MerchantID: t.MerchantID, Email: t.Email, PaymentType: t.PaymentType,
-		Active: t.Active, Mode: t.Mode, Type: string(t.Type), UsageLimit: optionalString(t.UsageLimit),
-		IPAddress: optionalString(t.IPAddress), Metadata: wireMetadata(t.Metadata),
-		CreatedOn: wireTime(t.CreatedOn), UpdatedOn: wireTime(t.UpdatedOn), LastUsedOn: wireTimePtr(t.LastUsedOn),
-	}
-	switch t.PaymentType {
-	case payment.PaymentTypeOnline:
-		w.Data = wireOnlineData{
-			Brand: t.Wallet.Brand, CallMethod: t.Wallet.CallMethod, OSType: optionalString(t.Wallet.OSType),
-			UserIdentifier: optionalString(t.Wallet.UserIdentifier),
-		}
-		return w
-	case payment.PaymentTypeQRMerchant:
-		w.Data = wireQRData{Brand: t.Wallet.Brand}
-		return w
-	}
-	w.Data = wireCardData{
-		Card: wireCard{
-			Cardholder: t.Card.Cardholder, ExpMonth: t.Card.ExpMonth, ExpYear: t.Card.ExpYear,
-			CardBIN: t.Card.BIN, LastFour: t.Card.LastFour, Brand: t.Card.Brand, CardType: "credit", SubBrand: "none",
-		},
-		Billing: toWireBilling(t.Card.Billing),
-		CVVAuthorize: wireCVVAuthorize{
-			Enabled: t.CVVAuthorize.Enabled, Status: optionalString(string(t.CVVAuthorize.Status)),
-			ChargeID: optionalUUIDString(t.CVVAuthorize.AuthorizationID), Currency: optionalString(t.CVVAuthorize.Currency),
-		},
-		ThreeDS: toWireTokenThreeDS(t.ThreeDS),
-	}
-	return w
 }
 
 type wireThreeDSRequest struct {
@@ -297,12 +139,12 @@ func (s *Server) createToken(r *http.Request, c *payment.Caller, ids pathIDs) (i
 		return 0, nil, err
 	}
 	tok, err := s.svc.CreateToken(r.Context(), c, p)
-	return answer(http.StatusCreated, tok, err, toWireToken)
+	return answer(http.StatusCreated, tok, err, univapay.TokenOf)
 }
 
 func (s *Server) getToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
 	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
-	return answer(http.StatusOK, tok, err, toWireToken)
+	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }
 
 func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -329,7 +171,7 @@ func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (in
 		return 0, nil, err
 	}
 	page, err := s.svc.Tokens(r.Context(), c, ids.store, f, p)
-	return answer(http.StatusOK, page, err, listOf(toWireToken))
+	return answer(http.StatusOK, page, err, listOf(univapay.TokenOf))
 }
 
 type wireTokenUpdate struct {
@@ -374,7 +216,7 @@ func (s *Server) updateToken(r *http.Request, c *payment.Caller, ids pathIDs) (i
 		}
 	}
 	tok, err := s.svc.UpdateToken(r.Context(), c, ids.store, ids.id, u)
-	return answer(http.StatusOK, tok, err, toWireToken)
+	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }
 
 func (s *Server) deleteToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // webhookRoutes are the webhook routes (UnivaPay's): a store's webhooks
@@ -37,28 +38,35 @@ func (s *Server) webhookRoutes(r *mux.Router) {
 // wireWebhook is a webhook (UnivaPay's wire format). Secret, the Standard
 // Webhooks signing secret, is present only in the answer to its creation.
 type wireWebhook struct {
-	ID            uuid.UUID  `json:"id"`
-	MerchantID    uuid.UUID  `json:"merchant_id"`
-	StoreID       *uuid.UUID `json:"store_id"`
-	Triggers      []string   `json:"triggers"`
-	URL           string     `json:"url"`
-	AuthToken     *string    `json:"auth_token"`
-	Active        bool       `json:"active"`
-	IsIntegration bool       `json:"is_integration"`
-	CreatedOn     wireTime   `json:"created_on"`
-	UpdatedOn     wireTime   `json:"updated_on"`
-	Secret        string     `json:"secret,omitempty"`
+	ID            uuid.UUID     `json:"id"`
+	MerchantID    uuid.UUID     `json:"merchant_id"`
+	StoreID       *uuid.UUID    `json:"store_id"`
+	Triggers      []string      `json:"triggers"`
+	URL           string        `json:"url"`
+	AuthToken     *string       `json:"auth_token"`
+	Active        bool          `json:"active"`
+	IsIntegration bool          `json:"is_integration"`
+	CreatedOn     univapay.Time `json:"created_on"`
+	UpdatedOn     univapay.Time `json:"updated_on"`
+	Secret        string        `json:"secret,omitempty"`
 }
 
 func toWireWebhook(w *payment.Webhook) wireWebhook {
 	out := wireWebhook{
 		ID: w.ID, MerchantID: w.MerchantID, StoreID: optionalID(w.StoreID), Triggers: w.Triggers, URL: w.URL,
-		AuthToken: optionalString(w.AuthToken), Active: w.Active, CreatedOn: wireTime(w.CreatedOn), UpdatedOn: wireTime(w.UpdatedOn),
+		AuthToken: optionalString(w.AuthToken), Active: w.Active, CreatedOn: univapay.Time(w.CreatedOn), UpdatedOn: univapay.Time(w.UpdatedOn),
 	}
 	if out.Triggers == nil {
 		out.Triggers = []string{}
 	}
 	return out
+}
+
+func optionalID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
 }
 
 // wireWebhookInput is the body of a webhook's creation or change: absent
@@ -132,21 +140,21 @@ type wireWebhookEvent struct {
 	Event        string          `json:"event"`
 	Data         json.RawMessage `json:"data"`
 	Successful   bool            `json:"successful"`
-	FiredOn      *wireTime       `json:"fired_on"`
+	FiredOn      *univapay.Time  `json:"fired_on"`
 	ErrorMessage *string         `json:"error_message"`
 	Attempts     int             `json:"attempts"`
 	Status       string          `json:"status"`
-	CreatedOn    wireTime        `json:"created_on"`
+	CreatedOn    univapay.Time   `json:"created_on"`
 }
 
 func toWireWebhookEvent(e payment.DeliveryLogEntry) wireWebhookEvent {
 	d, ev := e.Delivery, e.Event
 	out := wireWebhookEvent{
 		ID: ev.ID, WebhookID: d.WebhookID, Event: ev.Name, Data: ev.Data, Successful: d.Status == payment.DeliverySuccessful,
-		ErrorMessage: optionalString(d.LastError), Attempts: d.Attempts, Status: string(d.Status), CreatedOn: wireTime(ev.CreatedOn),
+		ErrorMessage: optionalString(d.LastError), Attempts: d.Attempts, Status: string(d.Status), CreatedOn: univapay.Time(ev.CreatedOn),
 	}
 	if d.Attempts > 0 {
-		fired := wireTime(d.UpdatedOn)
+		fired := univapay.Time(d.UpdatedOn)
 		out.FiredOn = &fired
 	}
 	return out

@@ -13,51 +13,6 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// formatted is a *_formatted field: the amount in major units as a JSON
-// number (USD 1250 → 12.5).
-func formatted(amount int64, currency string) json.Number {
-	cur, ok := payment.LookupCurrency(currency)
-	if !ok {
-		return json.Number(strconv.FormatInt(amount, 10))
-	}
-	return json.Number(payment.FormatAmount(amount, cur))
-}
-
-func formattedPtr(amount *int64, currency string) *json.Number {
-	if amount == nil {
-		return nil
-	}
-	f := formatted(*amount, currency)
-	return &f
-}
-
-type wirePaymentError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Detail  string `json:"detail,omitempty"`
-}
-
-func toWirePaymentError(e *payment.PaymentError) *wirePaymentError {
-	if e == nil {
-		return nil
-	}
-	return &wirePaymentError{Code: e.Code, Message: e.Message, Detail: e.Detail}
-}
-
-func wireMetadata(m payment.Metadata) payment.Metadata {
-	if m == nil {
-		return payment.Metadata{}
-	}
-	return m
-}
-
-func optionalID(id uuid.UUID) *uuid.UUID {
-	if id == uuid.Nil {
-		return nil
-	}
-	return &id
-}
-
 // flexInt reads a field that clients send as a number or as a numeric
 // string (exp_month "09" from forms, 9 from SDKs).
 func flexInt(raw json.RawMessage, field string) (*int, error) {

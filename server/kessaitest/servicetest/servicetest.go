@@ -59,10 +59,9 @@ type Options struct {
 	// database itself.
 	Storage func(*sqlite.DB) payment.Storage
 	// EncodeEvent renders the resource of each event (Config.EncodeEvent).
-	// Handler tests pass api.EncodeEvent, so that the service records
-	// events and webhook deliveries as the gateway does; nil records none.
-	// servicetest cannot default to it: package api's own tests import
-	// servicetest, and api would then import them back.
+	// Handler tests pass univapay.EncodeEvent, so that the service
+	// records events and webhook deliveries as the gateway does; nil
+	// records none.
 	EncodeEvent payment.EventEncoder
 	// WebhookSender sends webhook deliveries (Config.WebhookSender), e.g. a
 	// webhookhttp.Sender with TestModeLocal to an httptest receiver (on

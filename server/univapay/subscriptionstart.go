@@ -1,8 +1,8 @@
-package api
+package univapay
 
 import "github.com/kessai/kessai/server/payment"
 
-// wireStartOn is a subscription's schedule_settings.start_on
+// startOn is a subscription's schedule_settings.start_on
 // (Subscription.StartsOn): the day asked for; else, when an initial amount
 // comes first (charged, or a free first period), the day the recurring
 // payments start, one cycle on, as UnivaPay's own answers show it beside an
@@ -16,4 +16,4 @@ import "github.com/kessai/kessai/server/payment"
 // subscription that starts at once: the SDK reads YYYY-MM-DD as midnight
 // UTC, which in Tokyo's morning is still ahead, so it would skip the
 // charge made now.
-func wireStartOn(sub *payment.Subscription) *string { return optionalDate(sub.StartsOn()) }
+func startOn(sub *payment.Subscription) *string { return optionalDate(sub.StartsOn()) }
