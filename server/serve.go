@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,8 +30,11 @@ import (
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
+	"github.com/kessai/kessai/web/checkout"
+	"github.com/kessai/kessai/web/console"
 	"github.com/kessai/kessai/web/demo"
-	"github.com/kessai/kessai/web/hosted"
+	"github.com/kessai/kessai/web/sandboxpages"
+	"github.com/kessai/kessai/web/site"
 )
 
 // gateway is everything a running Kessai holds.
@@ -268,19 +272,28 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 		RateLimits:  api.RateLimits{Limiter: lims.api, Rules: cfg.Rates, TrustedProxies: cfg.TrustedProxies},
 		PageLimits:  api.PageLimits{Limiter: lims.pages, PerMinute: cfg.PageRatePerMinute},
 		Readiness:   lims.readiness,
-		Meter:       g.metrics, PageRoutes: hosted.Paths,
+		Meter:       g.metrics, PageRoutes: slices.Concat(checkout.Paths, sandboxpages.Paths, console.Paths),
 		// nil but in a build for the crash test (crashpoints.go).
 		BeforeIdempotentAnswerStored: crashpoint(log),
 	})
 	// The widget's WebAssembly is compressed while the gateway already
 	// serves it (uncompressed until then).
 	r.background.run(func(ctx context.Context) {
-		if err := hosted.CompressLargeAssets(ctx); err != nil && ctx.Err() == nil {
+		if err := site.CompressLargeAssets(ctx); err != nil && ctx.Err() == nil {
 			log.Error("compressing static files", "error", err)
 		}
 	})
-	gatewayPages, err := hosted.New(hosted.Config{
-		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: deriveKey(g.master, "hosted-page-sessions"),
+	pageKey := deriveKey(g.master, "hosted-page-sessions")
+	checkoutPages, err := checkout.New(checkout.Config{Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
+	if err != nil {
+		return nil, err
+	}
+	sandboxPages, err := sandboxpages.New(sandboxpages.Config{Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
+	if err != nil {
+		return nil, err
+	}
+	consolePages, err := console.New(console.Config{
+		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies) },
 		Mailbox:  g.consoleMailbox(),
 	})
@@ -289,9 +302,14 @@ func start(ctx context.Context, cfg config, log *slog.Logger, opts ...option) (_
 	}
 	gatewayMux := http.NewServeMux()
 	gatewayMux.Handle("/", apiServer)
-	pagesHandler := apiServer.Pages(gatewayPages)
-	for _, prefix := range hosted.Paths {
-		gatewayMux.Handle(prefix, pagesHandler)
+	for _, pages := range []struct {
+		paths   []string
+		handler http.Handler
+	}{{checkout.Paths, checkoutPages}, {sandboxpages.Paths, sandboxPages}, {console.Paths, consolePages}} {
+		pagesHandler := apiServer.Pages(pages.handler)
+		for _, prefix := range pages.paths {
+			gatewayMux.Handle(prefix, pagesHandler)
+		}
 	}
 	metricsAccess := prometheus.Access{Local: metricsLocal(cfg.TrustedProxies), Token: cfg.MetricsToken}
 	gatewayMux.Handle("/metrics", g.metrics.Handler(metricsAccess))
@@ -680,7 +698,7 @@ func (g *gateway) mailTransport() (mail.Transport, error) {
 // unless the operator turned it on for local development (it hands out
 // reset links to whoever the console takes for this machine's user). A
 // nil *mail.Mailbox must not become a non-nil interface.
-func (g *gateway) consoleMailbox() hosted.Mailbox {
+func (g *gateway) consoleMailbox() console.Mailbox {
 	if g.mailbox == nil || !g.cfg.DevMailbox {
 		return nil
 	}

@@ -1,5 +1,5 @@
 // Kessai sandbox: the 3-D Secure challenge and the wallets' payment
-// screens (web/hosted/sandbox.go). The pages work without it; it adds a
+// screens (web/sandboxpages/approval.go). The pages work without it; it adds a
 // countdown, one submission per click, and a poll of the approval's status
 // so that a page left open follows what happened elsewhere (the shopper
 // paid on the phone that scanned the QR code, the time ran out): once the

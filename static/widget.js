@@ -392,7 +392,7 @@
     return status === "canceled" ? M.walletCanceled : M.declined;
   }
   // API_ERRORS maps the codes the API answers with (server/payment/error.go;
-  // web/hosted/errorcodes_test.go holds this table to them) to [message, fatal].
+  // web/checkout/errorcodes_test.go holds this table to them) to [message, fatal].
   // Fatal ones are the shop's setup, which no retry mends: the loader gives
   // up. A code missing here shows the generic message (the processing one
   // for a 5xx).

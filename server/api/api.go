@@ -1,8 +1,8 @@
 // Package api is Kessai's HTTP API: the UnivaPay wire format on
-// gorilla/mux. It is the only package that knows the router. Handlers are
-// thin: they decode a request, call one payment.Service method and encode
-// the answer; the rules live in package payment, and the shapes of the
-// payment resources in package univapay, which webhooks share.
+// gorilla/mux. It is the only package that knows the API's router.
+// Handlers are thin: they decode a request, call one payment.Service
+// method and encode the answer; the rules live in package payment, and the
+// shapes of the payment resources in package univapay, which webhooks share.
 package api
 
 import (
@@ -42,7 +42,7 @@ type Config struct {
 	// Meter is told of every request and rate-limit decision, for the
 	// operators' metrics; nil counts nothing.
 	Meter Meter
-	// PageRoutes are the path prefixes of the pages (hosted.Paths): a
+	// PageRoutes are the path prefixes of the pages (their packages' Paths): a
 	// page's requests are counted under the longest that matches.
 	PageRoutes []string
 	// BeforeIdempotentAnswerStored, when set, is called after a request

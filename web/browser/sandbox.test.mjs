@@ -1,4 +1,4 @@
-// The sandbox's approval pages on the gateway's origin (web/hosted/sandbox.go):
+// The sandbox's approval pages on the gateway's origin (web/sandboxpages/approval.go):
 // each wallet's payment screen and the 3-D Secure challenge, in English and
 // Japanese, on a desktop and a phone, clicked through Pay / Fail / Cancel /
 // Let it expire and a wrong and a right code. Every outcome is checked
