@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
-	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
@@ -55,7 +55,7 @@ func newBareConsole(t *testing.T, opts servicetest.Options) *consoleFixture {
 	origin := "http://" + f.srv.Listener.Addr().String()
 	opts.PublicOrigin = origin
 	if opts.EncodeEvent == nil {
-		opts.EncodeEvent = api.EncodeEvent
+		opts.EncodeEvent = univapay.EncodeEvent
 	}
 	f.stack = servicetest.New(t, opts)
 	f.demo = f.stack.SeedDemo(t)

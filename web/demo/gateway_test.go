@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 )
@@ -39,7 +40,7 @@ func newGatewayFixture(t *testing.T) *gatewayFixture {
 	// Events are written as the API shows them and delivered over HTTP,
 	// so that the storefront's webhook hears of what is paid.
 	stack := servicetest.New(t, servicetest.Options{PublicOrigin: publicURL, Configure: func(c *payment.Config) {
-		c.EncodeEvent, c.WebhookSender = api.EncodeEvent, postSender{}
+		c.EncodeEvent, c.WebhookSender = univapay.EncodeEvent, postSender{}
 	}})
 	db := stack.DB
 	f.svc = stack.Service

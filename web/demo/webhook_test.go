@@ -19,7 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/api"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
 )
@@ -265,7 +265,7 @@ type delivery struct {
 
 func (h *hookedShop) delivery(t *testing.T, event string, resource any) *delivery {
 	t.Helper()
-	data, err := api.EncodeEvent(resource)
+	data, err := univapay.EncodeEvent(resource)
 	if err != nil {
 		t.Fatal(err)
 	}
