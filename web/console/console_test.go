@@ -17,10 +17,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
-	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // consoleFixture is a gateway's pages on a real SQLite store with two

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/api"
-	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // gatewayFixture is a real gateway for the shop to talk to: the payment

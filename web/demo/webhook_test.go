@@ -19,9 +19,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // hookedShop is the storefront with its webhook's receiver on its own
