@@ -182,8 +182,8 @@ mutate:
 DRAIN_CHARGES ?= 2000
 .PHONY: bench-charges
 bench-charges:
-	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/
-	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/
+	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/gateway/
+	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/gateway/
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerDrain$$' -benchtime $(DRAIN_CHARGES)x ./server/payment/
 
 ## perf: one table of Kessai beside anchors measured in the same run
