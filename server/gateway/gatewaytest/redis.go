@@ -30,7 +30,7 @@ func Redis(t *testing.T) *goredis.Client {
 	client, err := kredis.Open(ctx, RedisURL())
 	if err != nil {
 		t.Fatalf("the scale-out test needs a Redis (KESSAI_TEST_REDIS_URL, default redis://127.0.0.1:6379/0): %v\n"+
-			"Start PostgreSQL and Redis with scripts/ensure-deps (or: redis-server --daemonize yes --port 6379 --save '').", err)
+			"Start PostgreSQL and Redis with .ci/ensure-deps (or: redis-server --daemonize yes --port 6379 --save '').", err)
 	}
 	t.Cleanup(func() { client.Close() })
 	return client

@@ -10,7 +10,7 @@
 // that changed nothing costs a decompression, not a compression); one that
 // would not be smaller than the file is removed.
 //
-//	go run ./scripts/precompress FILE...
+//	go run ./server/devtools/precompress FILE...
 package main
 
 import (

@@ -14,7 +14,7 @@
 // limiter would be a bug in the setup). localstripe, when installed, is a
 // third row (its GET /v1/customers/{id}); without it one line says so.
 //
-// Write path: the benchmarks of server/ (charges_bench_test.go,
+// Write path: the benchmarks of server/gateway (charges_bench_test.go,
 // drain_bench_test.go), built once as a test binary and run here: card
 // charges accepted (POST /tokens then POST /charges) and fully processed
 // per second beside the raw single-row SQLite commit rate of a gateway's
@@ -113,7 +113,7 @@ func run() error {
 	}
 	st.profileSecond = max(int(d.Seconds())-2, 1)
 	if _, err := exec.LookPath("wrk"); err != nil {
-		return errors.New("wrk is not installed (scripts/ensure-deps --perf installs it)")
+		return errors.New("wrk is not installed (.ci/ensure-deps --perf installs it)")
 	}
 	scale := env("PERF_SCALEOUT", "0") != "0"
 	if scale {
@@ -138,8 +138,8 @@ func run() error {
 	}
 	var testBin string
 	if st.write {
-		testBin = filepath.Join(st.scratch, "server.test")
-		if err := sh("go", "test", "-c", "-o", testBin, "./server"); err != nil {
+		testBin = filepath.Join(st.scratch, "gateway.test")
+		if err := sh("go", "test", "-c", "-o", testBin, "./server/gateway"); err != nil {
 			return err
 		}
 	}
@@ -597,11 +597,11 @@ func localstripe(st settings, kessai float64) (*row, error) {
 		ratio: ratio(kessai, median(rates)), note: "spread localstripe " + spread(rates)}, nil
 }
 
-// benchMetrics runs benchmarks of the server's test binary and returns each
+// benchMetrics runs benchmarks of the gateway's test binary and returns each
 // benchmark's metrics by unit (its last result line).
 func benchMetrics(testBin string, args ...string) (map[string]map[string]float64, error) {
 	cmd := exec.Command(testBin, append([]string{"-test.run", "^$"}, args...)...)
-	cmd.Dir = "server"
+	cmd.Dir = "server/gateway"
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -631,7 +631,7 @@ func benchMetrics(testBin string, args ...string) (map[string]map[string]float64
 }
 
 func writePath(st settings, testBin string) ([]row, error) {
-	fmt.Println("perf: write path (server/charges_bench_test.go, drain_bench_test.go)")
+	fmt.Println("perf: write path (server/gateway/charges_bench_test.go, drain_bench_test.go)")
 	m, err := benchMetrics(testBin, "-test.bench", "^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$", "-test.benchtime", "3s", "-test.benchmem")
 	if err != nil {
 		return nil, err

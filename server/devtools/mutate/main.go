@@ -1,10 +1,10 @@
 // Command mutate checks that the tests guard the rules they are meant to
-// guard. For each mutation of scripts/mutations.txt (the format is described
-// at the top of that file) it copies the working tree (tracked files and
-// untracked ones that are not ignored, as they are on disk now) into a
-// scratch directory, applies the mutation there (an exact snippet of a file
-// replaced by another), runs the mutation's test command in the copy and
-// reports:
+// guard. For each mutation of server/devtools/mutate/mutations.txt (the
+// format is described at the top of that file) it copies the working tree
+// (tracked files and untracked ones that are not ignored, as they are on
+// disk now) into a scratch directory, applies the mutation there (an exact
+// snippet of a file replaced by another), runs the mutation's test command
+// in the copy and reports:
 //
 //	KILLED    the tests failed: the rule is guarded
 //	SURVIVED  the tests passed without the rule
@@ -15,7 +15,7 @@
 // It exits non-zero unless every mutation was KILLED. The working tree
 // itself is never written.
 //
-//	go run ./scripts/mutate [-j 2] [-run REGEXP] [-file scripts/mutations.txt] [-v]
+//	go run ./server/devtools/mutate [-j 2] [-run REGEXP] [-file server/devtools/mutate/mutations.txt] [-v]
 package main
 
 import (
@@ -41,7 +41,7 @@ import (
 )
 
 func main() {
-	file := flag.String("file", "scripts/mutations.txt", "the mutations list, relative to the repository root")
+	file := flag.String("file", "server/devtools/mutate/mutations.txt", "the mutations list, relative to the repository root")
 	jobs := flag.Int("j", 2, "test commands run at once")
 	run := flag.String("run", "", "only the mutations whose name matches this regular expression")
 	timeout := flag.Duration("timeout", 15*time.Minute, "longest run of one test command")

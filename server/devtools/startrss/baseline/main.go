@@ -1,4 +1,4 @@
-// Command baseline is the floor of scripts/startrss: a bare net/http server
+// Command baseline is the floor of server/devtools/startrss: a bare net/http server
 // answering one static body, built by the same toolchain as the gateway, so
 // that the gateway's memory after start is read beside what any Go HTTP
 // server costs on the same machine in the same run.

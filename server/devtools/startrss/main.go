@@ -7,7 +7,7 @@
 // bare net/http server (./baseline, built by the same toolchain) read the same
 // way in the same run. A report, not a test: nothing fails on a number.
 //
-//	go run ./scripts/startrss [-bin bin/kessai] [-runs 3] [-after 2s]
+//	go run ./server/devtools/startrss [-bin bin/kessai] [-runs 3] [-after 2s]
 package main
 
 import (
@@ -50,7 +50,7 @@ func run(bin string, runs int, after time.Duration) error {
 	}
 	defer os.RemoveAll(tmp)
 	baseline := filepath.Join(tmp, "baseline")
-	build := exec.Command("go", "build", "-o", baseline, "./scripts/startrss/baseline")
+	build := exec.Command("go", "build", "-o", baseline, "./server/devtools/startrss/baseline")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building the baseline: %w", err)

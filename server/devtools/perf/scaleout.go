@@ -96,7 +96,7 @@ func scaleoutReachable() error {
 		c.Close()
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("PERF_SCALEOUT: %w; scripts/ensure-deps starts PostgreSQL and Redis", errors.Join(errs...))
+		return fmt.Errorf("PERF_SCALEOUT: %w; .ci/ensure-deps starts PostgreSQL and Redis", errors.Join(errs...))
 	}
 	return nil
 }
@@ -430,7 +430,7 @@ func rawCommits(conns int, d time.Duration) (float64, error) {
 
 // scaleout measures the rows described at the top of this file.
 func scaleout(st settings, bin string) ([]row, error) {
-	fmt.Printf("perf: PostgreSQL at %s + Redis at %s, one gateway process and two (scripts/perf/scaleout.go)\n",
+	fmt.Printf("perf: PostgreSQL at %s + Redis at %s, one gateway process and two (server/devtools/perf/scaleout.go)\n",
 		hostOf(scaleoutDatabaseURL()), hostOf(scaleoutRedisURL()))
 	d, err := time.ParseDuration(st.duration)
 	if err != nil {
