@@ -16,6 +16,11 @@
 // itself is never written.
 //
 //	go run ./server/devtools/mutate [-j 2] [-run REGEXP] [-file server/devtools/mutate/mutations.txt] [-v]
+//
+// With -follow it runs nothing and brings the list back to code and tests
+// that moved (Follow), printing what it changed and what it could not.
+//
+//	go run ./server/devtools/mutate -follow [-run REGEXP]
 package main
 
 import (
@@ -46,8 +51,9 @@ func main() {
 	run := flag.String("run", "", "only the mutations whose name matches this regular expression")
 	timeout := flag.Duration("timeout", 15*time.Minute, "longest run of one test command")
 	verbose := flag.Bool("v", false, "print the output of every run, not only of the unexpected ones")
+	follow := flag.Bool("follow", false, "run nothing: rewrite the entries whose snippets or tests moved to where they are now (see Follow)")
 	flag.Parse()
-	code, err := mutate(options{file: *file, jobs: *jobs, run: *run, timeout: *timeout, verbose: *verbose}, os.Stdout)
+	code, err := mutate(options{file: *file, jobs: *jobs, run: *run, timeout: *timeout, verbose: *verbose, follow: *follow}, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(2)
@@ -61,6 +67,7 @@ type options struct {
 	run     string
 	timeout time.Duration
 	verbose bool
+	follow  bool
 }
 
 // Mutation is one entry of the list: edits that take a rule out and the
@@ -383,21 +390,25 @@ func mutate(o options, w io.Writer) (int, error) {
 	if !filepath.IsAbs(listPath) {
 		listPath = filepath.Join(root, listPath)
 	}
-	lf, err := os.Open(listPath)
+	list, err := os.ReadFile(listPath)
 	if err != nil {
 		return 0, err
 	}
-	muts, err := Parse(lf)
-	lf.Close()
+	muts, err := Parse(bytes.NewReader(list))
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", o.file, err)
 	}
+	selected := func(string) bool { return true }
 	if o.run != "" {
 		re, err := regexp.Compile(o.run)
 		if err != nil {
 			return 0, fmt.Errorf("-run: %w", err)
 		}
-		muts = slices.DeleteFunc(muts, func(m *Mutation) bool { return !re.MatchString(m.Name) })
+		selected = re.MatchString
+		muts = slices.DeleteFunc(muts, func(m *Mutation) bool { return !selected(m.Name) })
+	}
+	if o.follow {
+		return followList(root, listPath, list, selected, w)
 	}
 	if len(muts) == 0 {
 		return 0, errors.New("no mutation selected")
@@ -508,6 +519,34 @@ func mutate(o options, w io.Writer) (int, error) {
 	}
 	fmt.Fprintf(w, "\n%d of %d mutations killed\n", len(reports)-bad, len(reports))
 	if bad > 0 {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// followList is -follow: Follow over the working tree, the list rewritten
+// in place when anything moved; 1 when something could not be followed.
+func followList(root, listPath string, list []byte, selected func(string) bool, w io.Writer) (int, error) {
+	files, err := snapshot(root)
+	if err != nil {
+		return 0, err
+	}
+	rel, err := filepath.Rel(root, listPath)
+	if err != nil {
+		return 0, err
+	}
+	out, unfixed, err := Follow(list, filepath.ToSlash(rel), files, selected, w)
+	if err != nil {
+		return 0, err
+	}
+	if !bytes.Equal(out, list) {
+		if err := os.WriteFile(listPath, out, 0o644); err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(w, "mutate: rewrote %s\n", rel)
+	}
+	if unfixed > 0 {
+		fmt.Fprintf(w, "mutate: %d could not be followed (above): fix them by hand\n", unfixed)
 		return 1, nil
 	}
 	return 0, nil
