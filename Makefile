@@ -21,13 +21,13 @@ WASM_FLAGS := -trimpath -ldflags="-s -w"
 WASM_FLOOR ?= $(or $(TMPDIR),/tmp)/kessai-wasm-floor/floor.wasm
 
 ## wasm: static/build/widget.wasm and static/build/wasm_exec.js, and the
-## wasm's gzip and brotli variants beside it (scripts/precompress), which the
+## wasm's gzip and brotli variants beside it (server/devtools/precompress), which the
 ## gateway serves instead of compressing it when it starts
 wasm:
 	@mkdir -p $(WASM_DIR)
 	GOOS=js GOARCH=wasm $(GO) build $(WASM_FLAGS) -o $(WASM_DIR)/widget.wasm ./wasm/widget
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASM_DIR)/wasm_exec.js
-	$(GO) run ./scripts/precompress $(WASM_DIR)/widget.wasm
+	$(GO) run ./server/devtools/precompress $(WASM_DIR)/widget.wasm
 
 ## wasm-floor: the empty js/wasm program ($(WASM_FLOOR)), the runtime's size floor
 wasm-floor:
@@ -66,24 +66,24 @@ endif
 ## Japanese font, Node.js, Go modules) and start PostgreSQL and Redis if down
 .PHONY: deps
 deps:
-	@scripts/ensure-deps
+	@.ci/ensure-deps
 
 test-go: deps wasm
 	$(GO_LANE) $(GO) test -race -count=1 ./...
 
-## fuzz: every Go fuzz target, found by scripts/fuzz, for FUZZTIME each
+## fuzz: every Go fuzz target, found by .ci/fuzz, for FUZZTIME each
 ## (default 30s), one after another; a failing input lands in the package's
 ## testdata/fuzz/ as a regression seed. fuzz-short: the same for 5,000
-## executions each (a count, not a duration: see scripts/fuzz).
+## executions each (a count, not a duration: see .ci/fuzz).
 FUZZTIME ?= 30s
 .PHONY: fuzz fuzz-short
 fuzz:
-	GO="$(GO)" FUZZTIME="$(FUZZTIME)" scripts/fuzz
+	GO="$(GO)" FUZZTIME="$(FUZZTIME)" .ci/fuzz
 
 # It builds test binaries of packages that embed static/build, so it waits
 # for wasm, which writes there, when make test runs them side by side.
 fuzz-short: wasm
-	GO="$(GO)" FUZZTIME=5000x $(GO_LANE) scripts/fuzz
+	GO="$(GO)" FUZZTIME=5000x $(GO_LANE) .ci/fuzz
 
 # Each Node.js suite's packages, installed (npm ci) when its lockfile
 # changes: both conformance targets share one node_modules, and two npm ci
@@ -126,12 +126,12 @@ conformance-scaleout: deps build $(CONFORMANCE_NPM)
 ## conformance-php: drive a real gateway with the published UnivaPay PHP SDK
 ## (server/conformance/php), recording and validating its exchanges against
 ## the OpenAPI document as conformance does. PHP comes from Debian
-## (scripts/ensure-deps --php); the SDK is not in any registry: see that
+## (.ci/ensure-deps --php); the SDK is not in any registry: see that
 ## folder's README. Without it the suite says why in one line.
 KESSAI_PHP_SDK_DIR ?= $(HOME)/.cache/kessai/php-sdk
 .PHONY: conformance-php
 conformance-php: build $(CONFORMANCE_NPM)
-	@scripts/ensure-deps --php
+	@.ci/ensure-deps --php
 	$(call with_traffic_check,cd server/conformance && \
 		KESSAI_PHP_SDK_DIR="$(KESSAI_PHP_SDK_DIR)" node --test --test-reporter=spec php/php.test.mjs)
 
@@ -147,10 +147,10 @@ budgets: deps build wasm-floor $(BROWSER_NPM)
 	cd web/browser && WASM_FLOOR="$(WASM_FLOOR)" node budgets.mjs
 
 ## rss: the gateway's resident memory right after start (demo on, fresh data
-## directory) beside a bare net/http server's, in one run (scripts/startrss)
+## directory) beside a bare net/http server's, in one run (server/devtools/startrss)
 .PHONY: rss
 rss: build
-	$(GO) run ./scripts/startrss
+	$(GO) run ./server/devtools/startrss
 
 ## check: formatting and static checks for the host and for js/wasm
 check:
@@ -166,12 +166,12 @@ bench:
 clean:
 	rm -rf bin $(WASM_DIR)/widget.wasm* $(WASM_DIR)/wasm_exec.js
 
-## mutate: take each rule of scripts/mutations.txt out of a scratch copy of
-## the working tree and check that its tests then fail (MUTATE_FLAGS, e.g.
+## mutate: take each rule of server/devtools/mutate/mutations.txt out of a
+## scratch copy of the working tree and check that its tests then fail (MUTATE_FLAGS, e.g.
 ## -run NAME or -v, is passed through)
 .PHONY: mutate
 mutate:
-	$(GO) run ./scripts/mutate $(MUTATE_FLAGS)
+	$(GO) run ./server/devtools/mutate $(MUTATE_FLAGS)
 
 ## bench-charges: charges per second on the embedded store, beside the raw
 ## single-row commit rate of the same kind of SQLite file, in one run
@@ -182,29 +182,29 @@ mutate:
 DRAIN_CHARGES ?= 2000
 .PHONY: bench-charges
 bench-charges:
-	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/
-	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/
+	$(GO) test -run '^$$' -bench '^(BenchmarkCreateCharge|BenchmarkSQLiteCommit)$$' -benchmem $(BENCH_FLAGS) ./server/gateway/
+	$(GO) test -run '^$$' -bench '^BenchmarkDrainCharges$$' -benchtime $(DRAIN_CHARGES)x ./server/gateway/
 	$(GO) test -run '^$$' -bench '^BenchmarkWorkerDrain$$' -benchtime $(DRAIN_CHARGES)x ./server/payment/
 
 ## perf: one table of Kessai beside anchors measured in the same run
-## (scripts/perf, about 2.5 minutes): GET /stores/{id}/charges/{id} under wrk
+## (server/devtools/perf, about 2.5 minutes): GET /stores/{id}/charges/{id} under wrk
 ## -t2 -c32 beside a bare net/http handler answering the same bytes (medians
 ## of 3 interleaved 8 s rounds), charge acceptance and processing beside
 ## SQLite's raw commit rate, the drain at 300 ms of acquirer latency.
 ## PERF_PROFILE=1 adds a CPU profile of the gateway under the read load.
 .PHONY: perf
 perf:
-	@scripts/ensure-deps --perf
-	$(GO) run ./scripts/perf
+	@.ci/ensure-deps --perf
+	$(GO) run ./server/devtools/perf
 
 ## perf-scaleout: `make perf` and, in the same run, the same paths on
 ## PostgreSQL + Redis with one gateway process and with two on one schema
-## (scripts/perf/scaleout.go, 3.5 minutes in all; KESSAI_TEST_DATABASE_URL
+## (server/devtools/perf/scaleout.go, 3.5 minutes in all; KESSAI_TEST_DATABASE_URL
 ## and KESSAI_TEST_REDIS_URL say where they are)
 .PHONY: perf-scaleout
 perf-scaleout:
-	@scripts/ensure-deps --perf
-	PERF_SCALEOUT=1 $(GO) run ./scripts/perf
+	@.ci/ensure-deps --perf
+	PERF_SCALEOUT=1 $(GO) run ./server/devtools/perf
 
 ## bench-webhooks: webhook deliveries per second to a local receiver, and the
 ## delay from a change's commit to its delivery (median, p99), each beside

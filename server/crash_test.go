@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/gateway"
+	"github.com/kessai/kessai/server/gateway/gatewaytest"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/postgres/postgrestest"
 )
@@ -46,10 +46,10 @@ func TestCrashRecovery(t *testing.T) {
 	start := time.Now()
 
 	dataDir := filepath.Join(tmp, "data")
-	port := freeTCPPort(t)
+	port := gatewaytest.FreeTCPPort(t)
 	gw := startCrashGateway(t, bin, dataDir, port, "first")
 	creds := gw.credentials(t)
-	c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT, store: creds.StoreID}
+	c := &gatewaytest.Client{T: t, Base: "http://" + gw.addr, Auth: "Bearer " + creds.Secret + "." + creds.JWT, Store: creds.StoreID}
 
 	const (
 		cardOK       = "4000020000000000"
@@ -60,8 +60,8 @@ func TestCrashRecovery(t *testing.T) {
 	var order []string // charge ids in the order they were acknowledged
 
 	newCharge := func(card string, capture bool, amount int) string {
-		tok := c.token(card)
-		id, status := c.charge(tok, capture, amount)
+		tok := c.Token(card)
+		id, status := c.Charge(tok, capture, amount)
 		if status != http.StatusCreated {
 			t.Fatalf("POST /charges: %d", status)
 		}
@@ -84,14 +84,14 @@ func TestCrashRecovery(t *testing.T) {
 		refundable = append(refundable, newCharge(cardOK, true, 1000+i))
 	}
 	for _, id := range refundable {
-		if st := c.waitCharge(id, 10*time.Second, "successful"); st != "successful" {
+		if st := c.WaitCharge(id, 10*time.Second, "successful"); st != "successful" {
 			t.Fatalf("charge %s: %s before any crash", id, st)
 		}
 	}
 	// Then, quickly: refunds of those, and ~20 more charges of every kind.
 	refunds := map[string]string{} // refund id → charge id
 	for _, id := range refundable {
-		rid, status := c.refund(id, 300)
+		rid, status := c.Refund(id, 300)
 		if status != http.StatusCreated {
 			t.Fatalf("POST refund of %s: %d", id, status)
 		}
@@ -122,12 +122,12 @@ func TestCrashRecovery(t *testing.T) {
 	go func() {
 		defer close(racerDone)
 		for i := 0; i < 500; i++ {
-			tok, err := c.tryToken(cardOK)
+			tok, err := c.TryToken(cardOK)
 			if err != nil || tok == "" {
 				return // the gateway is gone
 			}
 			raced = append(raced, raceResult{token: tok})
-			id, status, err := c.tryCharge(tok, true, 3000+i)
+			id, status, err := c.TryCharge(tok, true, 3000+i)
 			if err != nil {
 				return
 			}
@@ -146,7 +146,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal("the racing client stopped before any charge was acknowledged")
 	}
 
-	pending := c.pendingCharges()
+	pending := c.PendingCharges()
 	if pending == 0 {
 		t.Fatal("no charge is pending right before the kill: the test would prove nothing")
 	}
@@ -176,14 +176,14 @@ func TestCrashRecovery(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	final := map[string]string{}
 	for _, id := range order {
-		st := c.waitCharge(id, time.Until(deadline), want[id])
+		st := c.WaitCharge(id, time.Until(deadline), want[id])
 		if st != want[id] {
 			t.Errorf("charge %s: status %q, want %q", id, st, want[id])
 		}
 		final[id] = st
 	}
 	for rid, chargeID := range refunds {
-		if st := c.waitRefund(chargeID, rid, time.Until(deadline)); st != "successful" {
+		if st := c.WaitRefund(chargeID, rid, time.Until(deadline)); st != "successful" {
 			t.Errorf("refund %s of %s: status %q, want successful", rid, chargeID, st)
 		}
 	}
@@ -198,7 +198,7 @@ func TestCrashRecovery(t *testing.T) {
 				Code int `json:"code"`
 			} `json:"error"`
 		}
-		c.get("/stores/"+c.store+"/charges/"+id, &ch)
+		c.Get("/stores/"+c.Store+"/charges/"+id, &ch)
 		if ch.Error == nil || ch.Error.Code != 306 {
 			t.Errorf("declined charge %s: error %+v, want code 306", id, ch.Error)
 		}
@@ -213,9 +213,9 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	listCharges := func() []listedCharge {
 		var listed []listedCharge
-		c.listAll("/stores/"+c.store+"/charges", func(raw json.RawMessage) {
+		c.ListAll("/stores/"+c.Store+"/charges", func(raw json.RawMessage) {
 			var ch listedCharge
-			mustUnmarshal(t, raw, &ch)
+			gatewaytest.MustUnmarshal(t, raw, &ch)
 			listed = append(listed, ch)
 		})
 		return listed
@@ -224,7 +224,7 @@ func TestCrashRecovery(t *testing.T) {
 	// be finished too.
 	for _, ch := range listCharges() {
 		if _, ok := want[ch.ID]; !ok {
-			c.waitCharge(ch.ID, time.Until(deadline), "successful")
+			c.WaitCharge(ch.ID, time.Until(deadline), "successful")
 		}
 	}
 	listed := listCharges()
@@ -264,7 +264,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	// The ledger: each charge and refund once, with its object's status.
-	lines := c.ledger()
+	lines := c.Ledger()
 	for id, st := range final {
 		l, ok := lines[id]
 		switch {
@@ -289,7 +289,7 @@ func TestCrashRecovery(t *testing.T) {
 	// Each refunded charge has exactly its one refund.
 	for _, chargeID := range refundable {
 		n := 0
-		c.listAll("/stores/"+c.store+"/charges/"+chargeID+"/refunds", func(json.RawMessage) { n++ })
+		c.ListAll("/stores/"+c.Store+"/charges/"+chargeID+"/refunds", func(json.RawMessage) { n++ })
 		if n != 1 {
 			t.Errorf("charge %s has %d refunds, want 1", chargeID, n)
 		}
@@ -298,23 +298,6 @@ func TestCrashRecovery(t *testing.T) {
 	gw.terminate(t)
 	t.Logf("done in %v (%d charges, %d refunds, %d racing requests unanswered)",
 		time.Since(start).Round(time.Millisecond), len(final), len(refunds), len(unknownTokens))
-}
-
-func freeTCPPort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func mustUnmarshal(t *testing.T, raw []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
 }
 
 // crashGateway is one run of the binary.
@@ -414,16 +397,16 @@ func (g *crashGateway) waitReady(t *testing.T) {
 	})
 }
 
-func (g *crashGateway) credentials(t *testing.T) credentials {
+func (g *crashGateway) credentials(t *testing.T) gateway.Credentials {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(g.dataDir, credentialsFile))
+	b, err := os.ReadFile(filepath.Join(g.dataDir, gateway.CredentialsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c credentials
-	mustUnmarshal(t, b, &c)
+	var c gateway.Credentials
+	gatewaytest.MustUnmarshal(t, b, &c)
 	if c.JWT == "" || c.Secret == "" || c.StoreID == "" {
-		t.Fatalf("incomplete %s: %s", credentialsFile, b)
+		t.Fatalf("incomplete %s: %s", gateway.CredentialsFile, b)
 	}
 	return c
 }
@@ -452,246 +435,11 @@ func (g *crashGateway) terminate(t *testing.T) {
 	}
 }
 
-// crashClient speaks the API with the demo store's secret.
-type crashClient struct {
-	t     *testing.T
-	base  string
-	auth  string
-	store string
-}
-
-var crashHTTP = &http.Client{Timeout: 10 * time.Second}
-
-// do sends one request; err is a transport error (no answer).
-func (c *crashClient) do(method, path string, body, out any) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", c.auth)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := crashHTTP.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return 0, err
-	}
-	if res.StatusCode >= 300 {
-		c.t.Logf("%s %s → %d %s", method, path, res.StatusCode, b)
-		return res.StatusCode, nil
-	}
-	if out != nil && len(b) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return res.StatusCode, fmt.Errorf("%s %s: %w: %s", method, path, err, b)
-		}
-	}
-	return res.StatusCode, nil
-}
-
-func (c *crashClient) must(method, path string, body, out any, want int) {
-	c.t.Helper()
-	status, err := c.do(method, path, body, out)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	if status != want {
-		c.t.Fatalf("%s %s: status %d, want %d", method, path, status, want)
-	}
-}
-
-func (c *crashClient) get(path string, out any) {
-	c.t.Helper()
-	c.must(http.MethodGet, path, nil, out, http.StatusOK)
-}
-
-func (c *crashClient) token(card string) string {
-	c.t.Helper()
-	id, err := c.tryToken(card)
-	if err != nil || id == "" {
-		c.t.Fatalf("POST /tokens: %q, %v", id, err)
-	}
-	return id
-}
-
-// tryToken makes a one-time card token; "" without an error means the
-// gateway refused it.
-func (c *crashClient) tryToken(card string) (string, error) {
-	var tok struct {
-		ID string `json:"id"`
-	}
-	status, err := c.do(http.MethodPost, "/tokens", map[string]any{
-		"payment_type": "card",
-		"type":         "one_time",
-		"email":        "crash@example.com",
-		"data": map[string]any{
-			"cardholder": "TARO YAMADA", "card_number": card,
-			"exp_month": 12, "exp_year": time.Now().Year() + 3, "cvv": "123",
-		},
-	}, &tok)
-	if err != nil || status != http.StatusCreated {
-		return "", err
-	}
-	return tok.ID, nil
-}
-
-func (c *crashClient) tryCharge(token string, capture bool, amount int) (string, int, error) {
-	var ch struct {
-		ID string `json:"id"`
-	}
-	status, err := c.do(http.MethodPost, "/charges", map[string]any{
-		"transaction_token_id": token, "amount": amount, "currency": "JPY", "capture": capture,
-	}, &ch)
-	return ch.ID, status, err
-}
-
-func (c *crashClient) charge(token string, capture bool, amount int) (string, int) {
-	c.t.Helper()
-	id, status, err := c.tryCharge(token, capture, amount)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return id, status
-}
-
-func (c *crashClient) refund(chargeID string, amount int) (string, int) {
-	c.t.Helper()
-	var rf struct {
-		ID string `json:"id"`
-	}
-	status, err := c.do(http.MethodPost, "/stores/"+c.store+"/charges/"+chargeID+"/refunds",
-		map[string]any{"amount": amount, "currency": "JPY", "reason": "customer_request"}, &rf)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return rf.ID, status
-}
-
-// pendingCharges counts the store's pending charges.
-func (c *crashClient) pendingCharges() int {
-	c.t.Helper()
-	n := 0
-	c.listAll("/stores/"+c.store+"/charges?status=pending", func(json.RawMessage) { n++ })
-	return n
-}
-
-// waitCharge long-polls a charge until it is final (or, for an auth-only
-// charge, authorized and not being captured), and fails the test if it is
-// not within timeout.
-func (c *crashClient) waitCharge(id string, timeout time.Duration, want string) string {
-	c.t.Helper()
-	var status string
-	kessaitest.WaitFor(c.t, timeout, "charge "+id+" to end "+want, func() bool {
-		var ch struct {
-			Status string `json:"status"`
-		}
-		c.get("/stores/"+c.store+"/charges/"+id+"?polling=true", &ch)
-		status = ch.Status
-		switch status {
-		case "successful", "failed", "error", "canceled":
-			return true
-		}
-		return status == "authorized" && want == "authorized"
-	})
-	return status
-}
-
-// waitRefund long-polls a refund until it is no longer pending, and fails
-// the test if it still is after timeout.
-func (c *crashClient) waitRefund(chargeID, id string, timeout time.Duration) string {
-	c.t.Helper()
-	var status string
-	kessaitest.WaitFor(c.t, timeout, "refund "+id+" to finish", func() bool {
-		var rf struct {
-			Status string `json:"status"`
-		}
-		c.get("/stores/"+c.store+"/charges/"+chargeID+"/refunds/"+id+"?polling=true", &rf)
-		status = rf.Status
-		return status != "pending"
-	})
-	return status
-}
-
-// listAll walks every page of a list, newest first.
-func (c *crashClient) listAll(path string, each func(json.RawMessage)) {
-	c.t.Helper()
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
-	cursor := ""
-	for range 1000 {
-		var page struct {
-			Items   []json.RawMessage `json:"items"`
-			HasMore *bool             `json:"has_more"`
-		}
-		p := path + sep + "limit=100"
-		if cursor != "" {
-			p += "&cursor=" + cursor
-		}
-		c.get(p, &page)
-		if page.HasMore == nil {
-			c.t.Fatalf("GET %s: no has_more", p)
-		}
-		for _, raw := range page.Items {
-			each(raw)
-		}
-		if !*page.HasMore || len(page.Items) == 0 {
-			return
-		}
-		var last struct {
-			ID string `json:"id"`
-		}
-		mustUnmarshal(c.t, page.Items[len(page.Items)-1], &last)
-		cursor = last.ID
-	}
-	c.t.Fatalf("GET %s: too many pages", path)
-}
-
-// ledgerLine is a line of the transaction history.
-type ledgerLine struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Status   string `json:"status"`
-	ChargeID string `json:"charge_id"`
-}
-
-// ledger reads the whole transaction history by id, failing the test for
-// a line listed twice or still pending.
-func (c *crashClient) ledger() map[string]ledgerLine {
-	lines := map[string]ledgerLine{}
-	c.listAll("/transaction_history", func(raw json.RawMessage) {
-		var l ledgerLine
-		mustUnmarshal(c.t, raw, &l)
-		if _, dup := lines[l.ID]; dup {
-			c.t.Errorf("ledger lists %s %s twice", l.Type, l.ID)
-		}
-		lines[l.ID] = l
-		if l.Status == "pending" {
-			c.t.Errorf("ledger line %s %s is still pending", l.Type, l.ID)
-		}
-	})
-	return lines
-}
-
 // TestCrashBetweenChargeAndAnswer is issue 25's first defect as it
 // happened: the gateway dies after a charge's transaction committed and
 // before its Idempotency-Key's answer was stored. A build with the
 // kessai_crashpoints tag stops every request with a key right there
-// (crashpoints.go) and says so; the test then SIGKILLs it, restarts the
+// (gateway/crashpoint.go) and says so; the test then SIGKILLs it, restarts the
 // ordinary way on the same data, waits out the lock timeout and sends the
 // same requests with the same keys: each is answered with the charge the
 // first one made (retrieved_idempotent_response), which the token has
@@ -730,13 +478,13 @@ func TestCrashBetweenChargeAndAnswer(t *testing.T) {
 func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 	const lockTimeout = 3 * time.Second
 	dataDir := filepath.Join(t.TempDir(), "data")
-	port := freeTCPPort(t)
+	port := gatewaytest.FreeTCPPort(t)
 	// A retry past the lock timeout is past the duplicate window too, as
 	// in the issue: a second run would be a second successful charge.
 	settings = append(settings, "KESSAI_IDEMPOTENCY_LOCK_TIMEOUT="+lockTimeout.String(), "KESSAI_DUPLICATE_WINDOW=1s")
-	gw := startCrashGateway(t, bin, dataDir, port, "stopping", append(settings, crashpointEnv+"="+crashpointBeforeAnswerStored)...)
+	gw := startCrashGateway(t, bin, dataDir, port, "stopping", append(settings, gateway.CrashpointEnv+"="+gateway.CrashpointBeforeAnswerStored)...)
 	creds := gw.credentials(t)
-	c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT, store: creds.StoreID}
+	c := &gatewaytest.Client{T: t, Base: "http://" + gw.addr, Auth: "Bearer " + creds.Secret + "." + creds.JWT, Store: creds.StoreID}
 
 	type keyed struct {
 		kind, token, key string
@@ -746,10 +494,10 @@ func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 		{kind: "one_time", key: "5f1a2b3c4d5e6.00000002"},
 	}
 	for i := range requests {
-		requests[i].token = c.tokenOf(requests[i].kind, "4000020000000000")
+		requests[i].token = c.TokenOf(requests[i].kind, "4000020000000000")
 	}
 	charge := func(r keyed) (int, string, string, error) {
-		return c.keyedCharge(r.key, r.token, 1000)
+		return c.KeyedCharge(r.key, r.token, 1000)
 	}
 	lost := make(chan error, len(requests))
 	for _, r := range requests {
@@ -760,7 +508,7 @@ func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 	}
 	kessaitest.WaitFor(t, 20*time.Second, "both charges to stop before their answers are stored", func() bool {
 		b, _ := os.ReadFile(gw.stderr)
-		return strings.Count(string(b), crashpointMarker+crashpointBeforeAnswerStored) == len(requests)
+		return strings.Count(string(b), gateway.CrashpointMarker+gateway.CrashpointBeforeAnswerStored) == len(requests)
 	})
 	killed := time.Now()
 	gw.kill(t)
@@ -775,13 +523,13 @@ func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 	for _, r := range requests {
 		t.Run(r.kind, func(t *testing.T) {
 			c := *c
-			c.t = t
+			c.T = t
 			var listed []string
-			c.listAll("/stores/"+c.store+"/charges?transaction_token_id="+r.token, func(raw json.RawMessage) {
+			c.ListAll("/stores/"+c.Store+"/charges?transaction_token_id="+r.token, func(raw json.RawMessage) {
 				var ch struct {
 					ID string `json:"id"`
 				}
-				mustUnmarshal(t, raw, &ch)
+				gatewaytest.MustUnmarshal(t, raw, &ch)
 				listed = append(listed, ch.ID)
 			})
 			if len(listed) != 1 {
@@ -789,7 +537,7 @@ func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 			}
 			// Another request under the key is refused, not answered
 			// with the charge.
-			if status, idem, _, err := c.keyedCharge(r.key, r.token, 2000); err != nil || status != http.StatusConflict || idem != "conflicting_key" {
+			if status, idem, _, err := c.KeyedCharge(r.key, r.token, 2000); err != nil || status != http.StatusConflict || idem != "conflicting_key" {
 				t.Fatalf("another amount under the key: %d %q (%v); want 409 conflicting_key", status, idem, err)
 			}
 			// Retries at once: one takes the key over and is answered
@@ -805,7 +553,7 @@ func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 			for i := range answers {
 				wg.Go(func() {
 					var a answer
-					a.status, a.idem, a.id, a.err = c.keyedCharge(r.key, r.token, 1000)
+					a.status, a.idem, a.id, a.err = c.KeyedCharge(r.key, r.token, 1000)
 					answers[i] = a
 				})
 			}
@@ -824,66 +572,18 @@ func crashBetweenChargeAndAnswer(t *testing.T, bin string, settings ...string) {
 				t.Errorf("none of %d concurrent retries was answered with the charge", len(answers))
 			}
 			for range 2 {
-				status, idem, id, err := c.keyedCharge(r.key, r.token, 1000)
+				status, idem, id, err := c.KeyedCharge(r.key, r.token, 1000)
 				if err != nil || status != http.StatusCreated || idem != "retrieved_idempotent_response" || id != listed[0] {
 					t.Fatalf("retry: %d %q charge %q (%v); want 201 retrieved_idempotent_response with charge %s",
 						status, idem, id, err, listed[0])
 				}
 			}
 			n := 0
-			c.listAll("/stores/"+c.store+"/charges?transaction_token_id="+r.token, func(json.RawMessage) { n++ })
+			c.ListAll("/stores/"+c.Store+"/charges?transaction_token_id="+r.token, func(json.RawMessage) { n++ })
 			if n != 1 {
 				t.Fatalf("the %s token has %d charges after the retries, want 1", r.kind, n)
 			}
 		})
 	}
 	gw.terminate(t)
-}
-
-// tokenOf makes a card token of a kind (one_time, recurring).
-func (c *crashClient) tokenOf(kind, card string) string {
-	c.t.Helper()
-	var tok struct {
-		ID string `json:"id"`
-	}
-	c.must(http.MethodPost, "/tokens", map[string]any{
-		"payment_type": "card", "type": kind, "email": "crash@example.com",
-		"data": map[string]any{
-			"cardholder": "TARO YAMADA", "card_number": card,
-			"exp_month": 12, "exp_year": time.Now().Year() + 3, "cvv": "123",
-		},
-	}, &tok, http.StatusCreated)
-	return tok.ID
-}
-
-// keyedCharge charges a token with an Idempotency-Key; err is a transport
-// error (no answer).
-func (c *crashClient) keyedCharge(key, token string, amount int) (status int, idemStatus, id string, err error) {
-	b, err := json.Marshal(map[string]any{"transaction_token_id": token, "amount": amount, "currency": "JPY"})
-	if err != nil {
-		return 0, "", "", err
-	}
-	req, err := http.NewRequest(http.MethodPost, c.base+"/charges", bytes.NewReader(b))
-	if err != nil {
-		return 0, "", "", err
-	}
-	req.Header.Set("Authorization", c.auth)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	res, err := crashHTTP.Do(req)
-	if err != nil {
-		return 0, "", "", err
-	}
-	defer res.Body.Close()
-	var ch struct {
-		ID string `json:"id"`
-	}
-	raw, err := io.ReadAll(res.Body)
-	if err == nil && res.StatusCode == http.StatusCreated {
-		err = json.Unmarshal(raw, &ch)
-	}
-	if res.StatusCode != http.StatusCreated {
-		c.t.Logf("POST /charges (key %s) → %d %s", key, res.StatusCode, raw)
-	}
-	return res.StatusCode, res.Header.Get("Idempotency-Status"), ch.ID, err
 }

@@ -11,6 +11,9 @@
 // Configuration comes from the environment (KESSAI_ADDR, KESSAI_DEMO_ADDR,
 // KESSAI_DATA_DIR, KESSAI_PUBLIC_URL, KESSAI_DATABASE_URL, KESSAI_REDIS_URL,
 // KESSAI_LOG_LEVEL, …); see the README for the full list.
+//
+// This package only dispatches: the gateway's wiring is package gateway,
+// the other commands are package cli.
 package main
 
 import (
@@ -19,6 +22,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/kessai/kessai/server/cli"
+	"github.com/kessai/kessai/server/gateway"
 )
 
 func main() {
@@ -37,22 +43,22 @@ func run(ctx context.Context, args []string) error {
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := loadConfig(args)
+		cfg, err := gateway.LoadConfig(args)
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg)
+		return gateway.Run(ctx, cfg)
 	case "apptoken":
 		if len(args) == 0 || args[0] != "create" {
 			return fmt.Errorf("usage: kessai apptoken create --store ID --mode test|live [--domain HOST]...")
 		}
-		return createAppToken(ctx, args[1:])
+		return cli.CreateAppToken(ctx, args[1:], os.Stdout)
 	case "listen":
-		return listen(ctx, args, os.Stdout)
+		return cli.Listen(ctx, args, os.Stdout)
 	case "trigger":
-		return trigger(ctx, args, os.Stdout)
+		return cli.Trigger(ctx, args, os.Stdout)
 	case "migrate":
-		return migrateStore(ctx, args, os.Stdout)
+		return cli.Migrate(ctx, args, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Println(usage)
 		return nil

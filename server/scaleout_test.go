@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,10 +19,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/kessai/kessai/server/gateway"
+	"github.com/kessai/kessai/server/gateway/gatewaytest"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/postgres"
 	"github.com/kessai/kessai/server/postgres/postgrestest"
-	kredis "github.com/kessai/kessai/server/redis"
 )
 
 // TestScaleOut runs two gateway processes, A and B, on one PostgreSQL
@@ -45,7 +43,7 @@ func TestScaleOut(t *testing.T) {
 	if err := postgrestest.Reachable(); err != nil {
 		t.Fatal(err)
 	}
-	rdb := scaleRedis(t)
+	rdb := gatewaytest.Redis(t)
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatal("no go tool on PATH to build the gateway")
@@ -73,29 +71,6 @@ func TestScaleOut(t *testing.T) {
 			t.Logf("%s took %v", c.name, time.Since(began).Round(time.Millisecond))
 		})
 	}
-}
-
-func scaleRedisURL() string {
-	if u := os.Getenv("KESSAI_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	return "redis://127.0.0.1:6379/0"
-}
-
-// scaleRedis opens the test Redis, failing with how to start it.
-func scaleRedis(t *testing.T) *goredis.Client {
-	t.Helper()
-	// One message, not go-redis's line per failed dial.
-	goredis.SetLogger(redisLog{slog.New(slog.DiscardHandler)})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	client, err := kredis.Open(ctx, scaleRedisURL())
-	if err != nil {
-		t.Fatalf("the scale-out test needs a Redis (KESSAI_TEST_REDIS_URL, default redis://127.0.0.1:6379/0): %v\n"+
-			"Start PostgreSQL and Redis with scripts/ensure-deps (or: redis-server --daemonize yes --port 6379 --save '').", err)
-	}
-	t.Cleanup(func() { client.Close() })
-	return client
 }
 
 // scaleCluster is what the processes of one case share: a schema, a Redis
@@ -152,14 +127,14 @@ func deleteRedisPrefix(t *testing.T, rdb *goredis.Client, prefix string) {
 // cluster's schema and Redis without waiting for it; env adds settings.
 func (sc *scaleCluster) launch(name string, env ...string) *crashGateway {
 	sc.t.Helper()
-	return sc.launchOn(name, freeTCPPort(sc.t), env...)
+	return sc.launchOn(name, gatewaytest.FreeTCPPort(sc.t), env...)
 }
 
 func (sc *scaleCluster) launchOn(name string, port int, env ...string) *crashGateway {
 	sc.t.Helper()
 	base := []string{
 		"KESSAI_DATABASE_URL=" + sc.dbURL,
-		"KESSAI_REDIS_URL=" + scaleRedisURL(),
+		"KESSAI_REDIS_URL=" + gatewaytest.RedisURL(),
 		"KESSAI_REDIS_PREFIX=" + sc.redisPrefix,
 		"KESSAI_SIGNING_KEY=" + sc.signingKey,
 		"KESSAI_CARD_KEY=" + sc.cardKey,
@@ -169,7 +144,7 @@ func (sc *scaleCluster) launchOn(name string, port int, env ...string) *crashGat
 
 // pair starts A and then B and returns a client of each, both with A's
 // demo credentials, so that they spend the same buckets and quotas.
-func (sc *scaleCluster) pair(env ...string) (a, b *crashGateway, ca, cb *crashClient) {
+func (sc *scaleCluster) pair(env ...string) (a, b *crashGateway, ca, cb *gatewaytest.Client) {
 	sc.t.Helper()
 	a = sc.launch("A", env...)
 	a.waitReady(sc.t)
@@ -177,55 +152,14 @@ func (sc *scaleCluster) pair(env ...string) (a, b *crashGateway, ca, cb *crashCl
 	b.waitReady(sc.t)
 	creds := a.credentials(sc.t)
 	auth := "Bearer " + creds.Secret + "." + creds.JWT
-	ca = &crashClient{t: sc.t, base: "http://" + a.addr, auth: auth, store: creds.StoreID}
-	cb = &crashClient{t: sc.t, base: "http://" + b.addr, auth: auth, store: creds.StoreID}
+	ca = &gatewaytest.Client{T: sc.t, Base: "http://" + a.addr, Auth: auth, Store: creds.StoreID}
+	cb = &gatewaytest.Client{T: sc.t, Base: "http://" + b.addr, Auth: auth, Store: creds.StoreID}
 	return a, b, ca, cb
-}
-
-// scaleHTTP outlasts the longest poll a case sets.
-var scaleHTTP = &http.Client{Timeout: 40 * time.Second}
-
-// send is one request whose answer, whatever its status, is returned raw.
-func (c *crashClient) send(method, path string, body any) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", c.auth)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := scaleHTTP.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return res.StatusCode, b, err
-}
-
-// sendOK sends and fails the test on a transport error.
-func (c *crashClient) sendOK(method, path string, body any) (int, []byte) {
-	c.t.Helper()
-	status, b, err := c.send(method, path, body)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return status, b
 }
 
 // atOnce runs n calls of f, alternating between the two clients, released
 // together.
-func atOnce(n int, a, b *crashClient, f func(i int, c *crashClient)) {
+func atOnce(n int, a, b *gatewaytest.Client, f func(i int, c *gatewaytest.Client)) {
 	var ready, done sync.WaitGroup
 	gate := make(chan struct{})
 	for i := range n {
@@ -322,8 +256,8 @@ func testScaleFirstStart(t *testing.T, sc *scaleCluster) {
 	}
 	creds := seeder.credentials(t)
 	for _, gw := range []*crashGateway{a, b} {
-		c := &crashClient{t: t, base: "http://" + gw.addr, auth: "Bearer " + creds.Secret + "." + creds.JWT}
-		c.get("/stores/"+creds.StoreID, nil)
+		c := &gatewaytest.Client{T: t, Base: "http://" + gw.addr, Auth: "Bearer " + creds.Secret + "." + creds.JWT}
+		c.Get("/stores/"+creds.StoreID, nil)
 	}
 	// A third process with a fresh data directory spends no app token.
 	c := sc.launch("C")
@@ -342,7 +276,7 @@ func testScaleFirstStart(t *testing.T, sc *scaleCluster) {
 
 // hasCredentials reports whether g wrote demo credentials.
 func hasCredentials(g *crashGateway) bool {
-	_, err := os.Stat(filepath.Join(g.dataDir, credentialsFile))
+	_, err := os.Stat(filepath.Join(g.dataDir, gateway.CredentialsFile))
 	return err == nil
 }
 
@@ -352,11 +286,11 @@ func hasCredentials(g *crashGateway) bool {
 func testScaleRateBudget(t *testing.T, sc *scaleCluster) {
 	_, _, ca, cb := sc.pair("KESSAI_RATE_EXACT_REFILL_PER_MINUTE=1")
 	const n, burst = 50, 10
-	path := "/stores/" + ca.store
+	path := "/stores/" + ca.Store
 	var mu sync.Mutex
 	byStatus := map[int]int{}
-	atOnce(n, ca, cb, func(_ int, c *crashClient) {
-		status, _ := c.sendOK(http.MethodGet, path, nil)
+	atOnce(n, ca, cb, func(_ int, c *gatewaytest.Client) {
+		status, _ := c.SendOK(http.MethodGet, path, nil)
 		mu.Lock()
 		byStatus[status]++
 		mu.Unlock()
@@ -374,7 +308,7 @@ func testScaleDuplicateCharges(t *testing.T, sc *scaleCluster) {
 	var tok struct {
 		ID string `json:"id"`
 	}
-	ca.must(http.MethodPost, "/tokens", map[string]any{
+	ca.Must(http.MethodPost, "/tokens", map[string]any{
 		"payment_type": "card", "type": "recurring", "email": "dup@example.com",
 		"data": map[string]any{
 			"cardholder": "TARO YAMADA", "card_number": "4000020000000000",
@@ -389,8 +323,8 @@ func testScaleDuplicateCharges(t *testing.T, sc *scaleCluster) {
 		code   int
 	}
 	answers := make([]answer, n)
-	atOnce(n, ca, cb, func(i int, c *crashClient) {
-		status, b := c.sendOK(http.MethodPost, "/charges", map[string]any{
+	atOnce(n, ca, cb, func(i int, c *gatewaytest.Client) {
+		status, b := c.SendOK(http.MethodPost, "/charges", map[string]any{
 			"transaction_token_id": tok.ID, "amount": 1500, "currency": "JPY", "capture": true,
 		})
 		var ch struct {
@@ -420,13 +354,13 @@ func testScaleDuplicateCharges(t *testing.T, sc *scaleCluster) {
 	if len(processed) != 1 {
 		t.Fatalf("%d of %d identical charges were processed, want 1", len(processed), n)
 	}
-	if st := ca.waitCharge(processed[0], 20*time.Second, "successful"); st != "successful" {
+	if st := ca.WaitCharge(processed[0], 20*time.Second, "successful"); st != "successful" {
 		t.Errorf("the processed charge ended %q", st)
 	}
 	// The store holds the one charge and the refused ones, each failed
 	// with 311.
 	var listed, failed311 int
-	ca.listAll("/stores/"+ca.store+"/charges", func(raw json.RawMessage) {
+	ca.ListAll("/stores/"+ca.Store+"/charges", func(raw json.RawMessage) {
 		var ch struct {
 			ID     string `json:"id"`
 			Status string `json:"status"`
@@ -434,7 +368,7 @@ func testScaleDuplicateCharges(t *testing.T, sc *scaleCluster) {
 				Code int `json:"code"`
 			} `json:"error"`
 		}
-		mustUnmarshal(t, raw, &ch)
+		gatewaytest.MustUnmarshal(t, raw, &ch)
 		listed++
 		if ch.ID != processed[0] && ch.Status == "failed" && ch.Error != nil && ch.Error.Code == 311 {
 			failed311++
@@ -450,18 +384,18 @@ func testScaleDuplicateCharges(t *testing.T, sc *scaleCluster) {
 // raised so that only the quota refuses.
 func testScaleAppTokenQuota(t *testing.T, sc *scaleCluster) {
 	_, _, ca, cb := sc.pair("KESSAI_RATE_EXACT_BURST=1000", "KESSAI_RATE_ROUTE_BURST=1000")
-	path := "/stores/" + ca.store + "/app_jwts"
+	path := "/stores/" + ca.Store + "/app_jwts"
 	active := func() int {
 		n := 0
-		ca.listAll(path, func(json.RawMessage) { n++ })
+		ca.ListAll(path, func(json.RawMessage) { n++ })
 		return n
 	}
 	const n, quota = 30, 20
 	before := active() // each process's demo token
 	var mu sync.Mutex
 	byStatus := map[int]int{}
-	atOnce(n, ca, cb, func(_ int, c *crashClient) {
-		status, b := c.sendOK(http.MethodPost, path, map[string]any{"mode": "test"})
+	atOnce(n, ca, cb, func(_ int, c *gatewaytest.Client) {
+		status, b := c.SendOK(http.MethodPost, path, map[string]any{"mode": "test"})
 		if status == http.StatusBadRequest && errorCode(b) != "RESOURCE_LIMIT_REACHED" {
 			t.Errorf("POST %s: 400 %s, want RESOURCE_LIMIT_REACHED", path, b)
 		}
@@ -496,18 +430,18 @@ func testScaleLongPoll(t *testing.T, sc *scaleCluster) {
 	results := make([]result, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		tok := ca.token("4000020000000000")
-		id, status := ca.charge(tok, true, 5000+i)
+		tok := ca.Token("4000020000000000")
+		id, status := ca.Charge(tok, true, 5000+i)
 		if status != http.StatusCreated {
 			t.Fatalf("POST /charges: %d", status)
 		}
 		results[i].created = time.Now()
-		poll := func(c *crashClient, status *string, at *time.Time, after time.Duration) {
+		poll := func(c *gatewaytest.Client, status *string, at *time.Time, after time.Duration) {
 			time.Sleep(after)
 			var ch struct {
 				Status string `json:"status"`
 			}
-			st, b := c.sendOK(http.MethodGet, "/stores/"+c.store+"/charges/"+id+"?polling=true", nil)
+			st, b := c.SendOK(http.MethodGet, "/stores/"+c.Store+"/charges/"+id+"?polling=true", nil)
 			*at = time.Now()
 			if st != http.StatusOK {
 				t.Errorf("poll of %s: %d %s", id, st, b)
@@ -556,7 +490,7 @@ func testScaleOperationPoll(t *testing.T, sc *scaleCluster) {
 		{"cancel", false, "/cancels", map[string]any{}, "canceled"},
 		{"refund", true, "/refunds", map[string]any{"amount": 300, "currency": "JPY"}, "successful"},
 	} {
-		id, status := ca.charge(ca.token("4000020000000000"), op.capture, 6100)
+		id, status := ca.Charge(ca.Token("4000020000000000"), op.capture, 6100)
 		if status != http.StatusCreated {
 			t.Fatalf("POST /charges: %d", status)
 		}
@@ -564,26 +498,26 @@ func testScaleOperationPoll(t *testing.T, sc *scaleCluster) {
 		if op.capture {
 			settled = "successful"
 		}
-		if got := ca.waitCharge(id, 20*time.Second, "authorized"); got != settled {
+		if got := ca.WaitCharge(id, 20*time.Second, "authorized"); got != settled {
 			t.Fatalf("charge for the %s ended %s, want %s", op.name, got, settled)
 		}
-		ca.must(http.MethodPost, "/stores/"+ca.store+"/charges/"+id+op.path, op.body, nil, http.StatusCreated)
+		ca.Must(http.MethodPost, "/stores/"+ca.Store+"/charges/"+id+op.path, op.body, nil, http.StatusCreated)
 		asked := time.Now()
 		var wg sync.WaitGroup
-		for _, c := range []*crashClient{ca, cb} {
+		for _, c := range []*gatewaytest.Client{ca, cb} {
 			wg.Go(func() {
 				var ch struct {
 					Status string `json:"status"`
 				}
-				st, b := c.sendOK(http.MethodGet, "/stores/"+c.store+"/charges/"+id+"?polling=true", nil)
+				st, b := c.SendOK(http.MethodGet, "/stores/"+c.Store+"/charges/"+id+"?polling=true", nil)
 				took := time.Since(asked)
 				json.Unmarshal(b, &ch)
 				switch {
 				case st != http.StatusOK:
-					t.Errorf("%s: poll on %s: %d %s", op.name, c.base, st, b)
+					t.Errorf("%s: poll on %s: %d %s", op.name, c.Base, st, b)
 				case ch.Status != op.want || took < latency/2 || took > 10*time.Second:
 					t.Errorf("%s: the poll on %s answered %q after %v, want %q once the %v acquirer call is done",
-						op.name, c.base, ch.Status, took.Round(time.Millisecond), op.want, latency)
+						op.name, c.Base, ch.Status, took.Round(time.Millisecond), op.want, latency)
 				}
 			})
 		}
@@ -600,17 +534,17 @@ func testScaleRevocation(t *testing.T, sc *scaleCluster) {
 		JWT    string `json:"jwt"`
 		Secret string `json:"secret"`
 	}
-	ca.must(http.MethodPost, "/stores/"+ca.store+"/app_jwts", map[string]any{"mode": "test"}, &issued, http.StatusCreated)
-	tokenOnB := &crashClient{t: t, base: cb.base, auth: "Bearer " + issued.Secret + "." + issued.JWT, store: cb.store}
-	tokenOnB.get("/stores/"+cb.store, nil) // now in B's cache
-	ca.must(http.MethodDelete, "/stores/"+ca.store+"/app_jwts/"+issued.JTI, nil, nil, http.StatusNoContent)
+	ca.Must(http.MethodPost, "/stores/"+ca.Store+"/app_jwts", map[string]any{"mode": "test"}, &issued, http.StatusCreated)
+	tokenOnB := &gatewaytest.Client{T: t, Base: cb.Base, Auth: "Bearer " + issued.Secret + "." + issued.JWT, Store: cb.Store}
+	tokenOnB.Get("/stores/"+cb.Store, nil) // now in B's cache
+	ca.Must(http.MethodDelete, "/stores/"+ca.Store+"/app_jwts/"+issued.JTI, nil, nil, http.StatusNoContent)
 	revoked := time.Now()
 
 	const within = time.Second
 	var refusedAfter time.Duration
 	for i := 0; ; i++ {
 		// A query of its own each time: the exact bucket must not refuse.
-		status, b := tokenOnB.sendOK(http.MethodGet, fmt.Sprintf("/stores/%s?probe=%d", cb.store, i), nil)
+		status, b := tokenOnB.SendOK(http.MethodGet, fmt.Sprintf("/stores/%s?probe=%d", cb.Store, i), nil)
 		if status == http.StatusUnauthorized || status == http.StatusForbidden {
 			refusedAfter = time.Since(revoked)
 			break
@@ -628,7 +562,7 @@ func testScaleRevocation(t *testing.T, sc *scaleCluster) {
 		t.Errorf("B accepted the token revoked through A for %v, want less than %v (its cache keeps tokens 2 s)",
 			refusedAfter.Round(time.Millisecond), within)
 	}
-	if status, _ := tokenOnB.sendOK(http.MethodGet, "/stores/"+cb.store+"?probe=last", nil); status != http.StatusUnauthorized && status != http.StatusForbidden {
+	if status, _ := tokenOnB.SendOK(http.MethodGet, "/stores/"+cb.Store+"?probe=last", nil); status != http.StatusUnauthorized && status != http.StatusForbidden {
 		t.Errorf("B accepted the revoked token again: %d", status)
 	}
 }
@@ -655,15 +589,15 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 
 	// Charges to refund during the load: successful first.
 	var refundable []string
-	for i, c := range []*crashClient{ca, cb, ca} {
-		id, status := c.charge(c.token(cardOK), true, 1000+i)
+	for i, c := range []*gatewaytest.Client{ca, cb, ca} {
+		id, status := c.Charge(c.Token(cardOK), true, 1000+i)
 		if status != http.StatusCreated {
 			t.Fatalf("POST /charges: %d", status)
 		}
 		refundable = append(refundable, id)
 	}
 	for _, id := range refundable {
-		if st := cb.waitCharge(id, 20*time.Second, "successful"); st != "successful" {
+		if st := cb.WaitCharge(id, 20*time.Second, "successful"); st != "successful" {
 			t.Fatalf("charge %s: %s before the load", id, st)
 		}
 	}
@@ -702,14 +636,14 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 				case 4:
 					card, final = cardDeclined, "failed"
 				}
-				tok, err := c.tryToken(card)
+				tok, err := c.TryToken(card)
 				if err != nil || tok == "" {
 					continue // A died under it, or refused: nothing asked
 				}
 				mu.Lock()
 				asked[tok] = true
 				mu.Unlock()
-				id, status, err := c.tryCharge(tok, capture, 2000+i)
+				id, status, err := c.TryCharge(tok, capture, 2000+i)
 				if err == nil && status == http.StatusCreated {
 					mu.Lock()
 					want[id] = final
@@ -725,13 +659,13 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 	// with them (and its charges) in flight.
 	refunds := map[string]string{} // refund id → charge id
 	for _, id := range refundable {
-		rid, status := ca.refund(id, 300)
+		rid, status := ca.Refund(id, 300)
 		if status != http.StatusCreated {
 			t.Fatalf("POST refund of %s: %d", id, status)
 		}
 		refunds[rid] = id
 	}
-	pending := ca.pendingCharges()
+	pending := ca.PendingCharges()
 	if pending == 0 {
 		t.Fatal("no charge is pending right before the kill: the test would prove nothing")
 	}
@@ -754,12 +688,12 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		if st := cb.waitCharge(id, time.Until(deadline), want[id]); st != want[id] {
+		if st := cb.WaitCharge(id, time.Until(deadline), want[id]); st != want[id] {
 			t.Errorf("charge %s: %q, want %q", id, st, want[id])
 		}
 	}
 	for rid, chargeID := range refunds {
-		if st := cb.waitRefund(chargeID, rid, time.Until(deadline)); st != "successful" {
+		if st := cb.WaitRefund(chargeID, rid, time.Until(deadline)); st != "successful" {
 			t.Errorf("refund %s of %s: %q, want successful", rid, chargeID, st)
 		}
 	}
@@ -774,9 +708,9 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 	}
 	list := func() []listed {
 		var all []listed
-		cb.listAll("/stores/"+cb.store+"/charges", func(raw json.RawMessage) {
+		cb.ListAll("/stores/"+cb.Store+"/charges", func(raw json.RawMessage) {
 			var ch listed
-			mustUnmarshal(t, raw, &ch)
+			gatewaytest.MustUnmarshal(t, raw, &ch)
 			all = append(all, ch)
 		})
 		return all
@@ -784,7 +718,7 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 	final := map[string]string{}
 	for _, ch := range list() {
 		if _, ok := want[ch.ID]; !ok {
-			cb.waitCharge(ch.ID, time.Until(deadline), "successful")
+			cb.WaitCharge(ch.ID, time.Until(deadline), "successful")
 		}
 	}
 	perToken := map[string]int{}
@@ -814,7 +748,7 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 
 	// The ledger: each charge and refund once, with its final status; an
 	// authorization done twice would show twice.
-	lines := cb.ledger()
+	lines := cb.Ledger()
 	for id, st := range final {
 		if l, ok := lines[id]; !ok || l.Type != "charge" || l.Status != st {
 			t.Errorf("ledger line of charge %s: %+v (present %v), want charge/%s", id, l, ok, st)
@@ -834,7 +768,7 @@ func testScaleKill(t *testing.T, sc *scaleCluster) {
 	fmt.Sscan(aPort, &port)
 	a = sc.launchOn("A", port, env...)
 	a.waitReady(t)
-	ca.get("/stores/"+ca.store, nil)
+	ca.Get("/stores/"+ca.Store, nil)
 	a.terminate(t)
 	b.terminate(t)
 }

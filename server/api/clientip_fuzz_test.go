@@ -158,7 +158,7 @@ const zoneChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 // (lower case; net/http canonicalises the case).
 const tokenChars = "abcdefghijklmnopqrstuvwxyz0123456789-"
 
-// configPrefix reads one KESSAI_TRUSTED_PROXIES entry as server/config.go
+// configPrefix reads one KESSAI_TRUSTED_PROXIES entry as server/gateway/config.go
 // does: a CIDR, or a single address.
 func configPrefix(s string) (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s)

@@ -8,8 +8,9 @@ import (
 	"github.com/kessai/kessai/server/payment"
 )
 
-// statusByCode is the one table from error code to HTTP status (reference
-// §4.2). A code missing here is a programming error and answers 500.
+// statusByCode is the one table from error code to HTTP status, UnivaPay's
+// for each code it shares. A code missing here is a programming error and
+// answers 500.
 var statusByCode = map[payment.Code]int{
 	payment.CodeValidation:                   http.StatusBadRequest,
 	payment.CodeResourceLimit:                http.StatusBadRequest,

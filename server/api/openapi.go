@@ -18,7 +18,7 @@ import (
 // validate real traffic with it, so a route or a field that drifts from
 // the document fails a test rather than an integrator.
 
-//go:generate go run ../../scripts/openapijson -in openapi.yaml -out openapi.json
+//go:generate go run ../devtools/openapijson -in openapi.yaml -out openapi.json
 
 //go:embed openapi.json
 var openAPIJSON []byte

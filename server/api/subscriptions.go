@@ -270,8 +270,8 @@ func (s *Server) listSubscriptions(r *http.Request, c *payment.Caller, ids pathI
 	return answer(http.StatusOK, page, err, listOf(univapay.SubscriptionOf))
 }
 
-// wireTermination carries a termination mode: in schedule_settings as the
-// reference has it, or at the top.
+// wireTermination carries a termination mode: in schedule_settings, where
+// UnivaPay's API puts it, or at the top.
 type wireTermination struct {
 	TerminationMode  string `json:"termination_mode"`
 	ScheduleSettings *struct {
@@ -379,7 +379,7 @@ func (u *wirePaymentUpdate) domain() payment.PaymentUpdate {
 	return p
 }
 
-// wireSubscriptionUpdate is a PATCH of a subscription. The reference lets
+// wireSubscriptionUpdate is a PATCH of a subscription. UnivaPay's API lets
 // a PATCH name fields Kessai cannot change once a subscription exists
 // (its period, first payment and plan, when it starts, its zone): they are
 // refused, NOT_UPDATABLE, rather than silently kept (the zone and start

@@ -157,9 +157,9 @@ func wantStatus(t testing.TB, m map[string]any, want string) {
 
 // ---------------------------------------------------------------------------
 
-// TestSubscriptionLifecycle is reference §11 row 9 over HTTP: create, poll
-// to current, the first charge, the payments, suspend, unsuspend, PATCH,
-// DELETE, canceled; every answer as PHP parses it.
+// TestSubscriptionLifecycle is a subscription's whole life over HTTP:
+// create, poll to current, the first charge, the payments, suspend,
+// unsuspend, PATCH, DELETE, canceled; every answer as PHP parses it.
 func TestSubscriptionLifecycle(t *testing.T) {
 	f := newPayFixture(t, payOptions{})
 	a1 := server(f.a1)

@@ -434,7 +434,7 @@ export async function scaleoutReachable() {
     (err) => down.push(`Redis at ${redacted(TEST_REDIS_URL)} (KESSAI_TEST_REDIS_URL): ${err.message}`),
   );
   if (down.length > 0) {
-    throw new Error(`the scale-out conformance suite cannot reach ${down.join("; and ")}. scripts/ensure-deps starts PostgreSQL and Redis on this machine.`);
+    throw new Error(`the scale-out conformance suite cannot reach ${down.join("; and ")}. .ci/ensure-deps starts PostgreSQL and Redis on this machine.`);
   }
 }
 

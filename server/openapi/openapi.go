@@ -4,7 +4,7 @@
 // traffic, on kin-openapi.
 //
 // The gateway itself does not link this package: it serves the JSON made
-// from the YAML ahead of time (scripts/openapijson, go generate
+// from the YAML ahead of time (server/devtools/openapijson, go generate
 // ./server/api), because kin-openapi brings a JSON Schema compiler whose
 // initialisation alone costs every process 1.7 MB and a few milliseconds
 // at start, for a document that never changes while it runs.

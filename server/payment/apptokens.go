@@ -211,19 +211,6 @@ func (s *Service) IssueMerchantAppToken(ctx context.Context, merchantID uuid.UUI
 	return issued, err
 }
 
-// AppTokenUsable reports whether a token exists and is not revoked; the
-// first-start code uses it to decide whether saved demo credentials still
-// work.
-func (s *Service) AppTokenUsable(ctx context.Context, id uuid.UUID) bool {
-	var ok bool
-	_ = s.storage.View(ctx, func(tx Tx) error {
-		tok, err := tx.AppToken(ctx, id)
-		ok = err == nil && tok.Active()
-		return nil
-	})
-	return ok
-}
-
 // AllowedOrigins returns every domain of every active token, for answering
 // CORS preflights, which carry no credentials.
 func (s *Service) AllowedOrigins(ctx context.Context) ([]string, error) {

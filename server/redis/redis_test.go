@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		// A failure, not a skip: a suite that silently skips guards nothing.
 		fmt.Fprintf(os.Stderr, "FAIL: server/redis needs a Redis (KESSAI_TEST_REDIS_URL, default redis://127.0.0.1:6379/0): %v\n"+
-			"Start one with scripts/ensure-deps (or: redis-server --daemonize yes --port 6379 --save '').\n", err)
+			"Start one with .ci/ensure-deps (or: redis-server --daemonize yes --port 6379 --save '').\n", err)
 		os.Exit(1)
 	}
 	testClient = client

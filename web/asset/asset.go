@@ -12,7 +12,7 @@
 // Compressing is cheap except for brotli's best quality on the widget's
 // WebAssembly (seconds and tens of megabytes for megabytes). So the build
 // compresses it (Precompress, which make's wasm target runs through
-// scripts/precompress): a file's NAME.br and NAME.gz beside it in the file
+// server/devtools/precompress): a file's NAME.br and NAME.gz beside it in the file
 // system are its variants when they decode to exactly its content, and are
 // ignored otherwise (a stale or foreign one). Files up to compressNowMax
 // bytes without them are compressed by Load, each with a brotli window no
