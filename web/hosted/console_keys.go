@@ -302,7 +302,7 @@ type webhookView struct {
 	Next    uuid.UUID
 	HasNext bool
 	// Test is the outcome of a test event just sent.
-	Test *payment.WebhookTestResult
+	Test *payment.WebhookPingResult
 }
 
 // deliveriesPerPage is how many lines of the delivery log a page shows.
@@ -407,7 +407,7 @@ func (c *console) testWebhook(cr *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.svc.TestWebhook(cr.r.Context(), caller, storeID, id)
+	res, err := c.svc.PingWebhook(cr.r.Context(), caller, storeID, id)
 	if err != nil {
 		return err
 	}
