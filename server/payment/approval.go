@@ -133,7 +133,7 @@ type ApprovalPage struct {
 // worker has ended it.
 func (s *Service) Approval(ctx context.Context, key string) (*ApprovalPage, error) {
 	var page *ApprovalPage
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		page, err = s.approvalPage(ctx, tx, key)
 		return err
@@ -236,7 +236,7 @@ func validApprovalKey(key string) bool {
 func (s *Service) ActOnApproval(ctx context.Context, key string, action ApprovalAction, code string) (*ApprovalPage, error) {
 	var page *ApprovalPage
 	var settled bool
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		settled = false
 		var err error
 		if page, err = s.approvalPage(ctx, tx, key); err != nil {
@@ -308,10 +308,13 @@ func approvalOutcome(ap *Approval, action ApprovalAction, code string, now time.
 //   - a wallet payment: the charge succeeds, or fails with 340 (refused),
 //     345 (cancelled: the charge is canceled) or 327 (expired);
 //   - a charge's challenge: the authenticated charge goes on to its
-//     authorisation; any other end fails it with 358;
+//     authorisation (queued, the worker woken); any other end fails it
+//     with 358;
 //   - a token's challenge: its 3-D Secure status becomes successful or
-//     failed.
-func (s *Service) settleApproval(ctx context.Context, tx Tx, ap *Approval, outcome ApprovalStatus, now time.Time) error {
+//     failed, and its three_ds event is recorded.
+//
+// A charge that ends here ends through moveCharge, with its effects.
+func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *Approval, outcome ApprovalStatus, now time.Time) error {
 	ap.Status, ap.UpdatedOn = outcome, now
 	// The expiry item stays queued: when it comes due it finds the
 	// approval ended and does nothing.
@@ -333,7 +336,10 @@ func (s *Service) settleApproval(ctx context.Context, tx Tx, ap *Approval, outco
 			tok.ThreeDS.Error = NewPaymentError(ErrThreeDSNotCompleted, "the 3-D Secure authentication was "+string(outcome))
 		}
 		tok.UpdatedOn = now
-		return tx.UpdateToken(ctx, tok)
+		if err := tx.UpdateToken(ctx, tok); err != nil {
+			return err
+		}
+		return tx.announce(ctx, EventTokenThreeDSUpdated, tok)
 	}
 	ch, err := tx.Charge(ctx, ap.ResourceID)
 	if err != nil {
@@ -344,12 +350,13 @@ func (s *Service) settleApproval(ctx context.Context, tx Tx, ap *Approval, outco
 	}
 	switch {
 	case ap.Kind == ApprovalThreeDS && outcome == ApprovalSuccessful:
+		// Still awaiting, now its authorisation: no event yet.
 		ch.ThreeDS.Status = ThreeDSSuccessful
 		ch.UpdatedOn = now
 		if err := tx.UpdateCharge(ctx, ch); err != nil {
 			return err
 		}
-		return tx.EnqueueWork(ctx, WorkAuthorize, ch.ID, now)
+		return tx.enqueueWork(ctx, WorkAuthorize, ch.ID, now)
 	case ap.Kind == ApprovalThreeDS:
 		ch.ThreeDS.Status = ThreeDSFailed
 		ch.Status = ChargeFailed
@@ -365,7 +372,7 @@ func (s *Service) settleApproval(ctx context.Context, tx Tx, ap *Approval, outco
 		ch.Status, ch.Error = ChargeFailed, NewPaymentError(ErrWalletRejected, "the wallet refused the payment")
 	}
 	ch.UpdatedOn = now
-	if err := tx.UpdateCharge(ctx, ch); err != nil {
+	if err := s.moveCharge(ctx, tx, ch, ChargeAwaiting); err != nil {
 		return err
 	}
 	if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
@@ -378,7 +385,7 @@ func (s *Service) settleApproval(ctx context.Context, tx Tx, ap *Approval, outco
 
 // startApproval records a new approval for a resource and queues its
 // expiry, in the caller's transaction.
-func startApproval(ctx context.Context, tx Tx, ap *Approval, ttl time.Duration, now time.Time) error {
+func startApproval(ctx context.Context, tx *writeTx, ap *Approval, ttl time.Duration, now time.Time) error {
 	ap.Key = newApprovalKey()
 	ap.Status = ApprovalAwaiting
 	ap.ExpiresOn = now.Add(ttl)
@@ -386,13 +393,13 @@ func startApproval(ctx context.Context, tx Tx, ap *Approval, ttl time.Duration, 
 	if err := tx.CreateApproval(ctx, ap); err != nil {
 		return err
 	}
-	return tx.EnqueueWork(ctx, WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
+	return tx.enqueueWork(ctx, WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
 }
 
 // expireApproval ends, at its time, the approval a resource waits on.
 func (s *Service) expireApproval(ctx context.Context, w Work) error {
 	var settled bool
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		settled = false
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
@@ -408,7 +415,7 @@ func (s *Service) expireApproval(ctx context.Context, w Work) error {
 		if !ap.Expired(now) {
 			// Claimed early (a clock behind another instance's): again at
 			// its time.
-			return tx.EnqueueWork(ctx, WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
+			return tx.enqueueWork(ctx, WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
 		}
 		settled = true
 		return s.settleApproval(ctx, tx, ap, ApprovalExpired, now)

@@ -112,7 +112,7 @@ func (s *Service) CreateAppToken(ctx context.Context, c *Caller, storeID uuid.UU
 		return nil, err
 	}
 	var issued *IssuedAppToken
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -130,7 +130,7 @@ func (s *Service) CreateAppToken(ctx context.Context, c *Caller, storeID uuid.UU
 // AppTokens lists the active tokens of a store, or of the merchant.
 func (s *Service) AppTokens(ctx context.Context, c *Caller, storeID uuid.UUID, p ListParams) (Page[*AppToken], error) {
 	var page Page[*AppToken]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -144,7 +144,7 @@ func (s *Service) AppTokens(ctx context.Context, c *Caller, storeID uuid.UUID, p
 // RevokeAppToken revokes a token; it stops working at once on this
 // instance and within the auth cache's lifetime on others.
 func (s *Service) RevokeAppToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) error {
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -181,7 +181,7 @@ func (s *Service) IssueStoreAppToken(ctx context.Context, storeID uuid.UUID, p N
 		return nil, err
 	}
 	var issued *IssuedAppToken
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		st, err := tx.Store(ctx, storeID)
 		if err != nil {
 			return err
@@ -201,7 +201,7 @@ func (s *Service) IssueMerchantAppToken(ctx context.Context, merchantID uuid.UUI
 		return nil, err
 	}
 	var issued *IssuedAppToken
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if _, err := tx.Merchant(ctx, merchantID); err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (s *Service) IssueMerchantAppToken(ctx context.Context, merchantID uuid.UUI
 // CORS preflights, which carry no credentials.
 func (s *Service) AllowedOrigins(ctx context.Context) ([]string, error) {
 	var ds []string
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		ds, err = tx.ActiveDomains(ctx)
 		return err

@@ -44,7 +44,7 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		return nil, err
 	}
 	var cn *Cancel
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if cn, err = s.placeCancel(ctx, tx, c, storeID, chargeID, metadata); err != nil {
 			return err
@@ -61,9 +61,10 @@ func (s *Service) CreateCancel(ctx context.Context, c *Caller, storeID, chargeID
 }
 
 // placeCancel records a cancel of a charge, in the caller's transaction:
-// done at once for a charge awaiting its shopper, pending with the work
-// that voids it for an authorisation.
-func (s *Service) placeCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID uuid.UUID, metadata Metadata) (*Cancel, error) {
+// done at once for a charge awaiting its shopper (the cancel finished, the
+// charge withdrawn), pending with the work that voids it for an
+// authorisation.
+func (s *Service) placeCancel(ctx context.Context, tx *writeTx, c *Caller, storeID, chargeID uuid.UUID, metadata Metadata) (*Cancel, error) {
 	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
@@ -77,7 +78,11 @@ func (s *Service) placeCancel(ctx context.Context, tx Tx, c *Caller, storeID, ch
 		if err := tx.CreateCancel(ctx, cn); err != nil {
 			return nil, err
 		}
-		return cn, withdrawAwaiting(ctx, tx, ch, now)
+		tx.noteSettled(SettledCancel, string(cn.Status), cn.Error)
+		if err := tx.announce(ctx, EventCancelFinished, cn); err != nil {
+			return nil, err
+		}
+		return cn, s.withdrawAwaiting(ctx, tx, ch, now)
 	}
 	if ch.Status != ChargeAuthorized || ch.CaptureState != CaptureNone {
 		return nil, Errorf(CodeCancelNotAllowed, "only an uncaptured authorisation can be canceled")
@@ -96,7 +101,7 @@ func (s *Service) placeCancel(ctx context.Context, tx Tx, c *Caller, storeID, ch
 	if err := tx.CreateCancel(ctx, cn); err != nil {
 		return nil, err
 	}
-	return cn, tx.EnqueueWork(ctx, WorkCancel, cn.ID, now)
+	return cn, tx.enqueueWork(ctx, WorkCancel, cn.ID, now)
 }
 
 func (s *Service) visibleCancel(ctx context.Context, tx Tx, c *Caller, storeID, chargeID, id uuid.UUID) (*Cancel, error) {
@@ -114,7 +119,7 @@ func (s *Service) Cancel(ctx context.Context, c *Caller, storeID, chargeID, id u
 	}
 	var cn *Cancel
 	read := func() error {
-		return s.storage.View(ctx, func(tx Tx) error {
+		return s.view(ctx, func(tx Tx) error {
 			var err error
 			cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id)
 			return err
@@ -130,7 +135,7 @@ func (s *Service) Cancels(ctx context.Context, c *Caller, storeID, chargeID uuid
 		return Page[*Cancel]{}, err
 	}
 	var page Page[*Cancel]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
 			return err
 		}
@@ -147,7 +152,7 @@ func (s *Service) UpdateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		return nil, err
 	}
 	var cn *Cancel
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id); err != nil {
 			return err
@@ -155,6 +160,7 @@ func (s *Service) UpdateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		if cn.Metadata, err = cn.Metadata.Merge(metadata); err != nil {
 			return err
 		}
+		// Metadata is no change of status: no event.
 		cn.UpdatedOn = s.clock.Now()
 		return tx.UpdateCancel(ctx, cn)
 	})

@@ -195,10 +195,6 @@ func captureAtAllowed(at, now time.Time) bool {
 	return !at.Before(now.Add(minCaptureAtAhead)) && !at.After(now.Add(maxCaptureAtAhead))
 }
 
-// authValueAssociated binds a sealed 3-D Secure authentication value to
-// its charge.
-func authValueAssociated(id uuid.UUID) []byte { return append([]byte("cavv:"), id[:]...) }
-
 // browserChargeWindow is how long after making a token a browser may
 // charge it: the widget and the link form charge at once.
 const browserChargeWindow = 5 * time.Minute
@@ -297,7 +293,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *Caller, p NewCharge) (*Ch
 			return nil, err
 		}
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.threeDSMode()); err != nil {
 			return err
 		}
@@ -332,7 +328,7 @@ type chargeOrder struct {
 // other. The gateway's own scheduled charges are not the caller's: the
 // browser rule, the test-charge quota and the duplicate rule, which guard
 // against what callers send, do not apply to them.
-func (s *Service) placeCharge(ctx context.Context, tx Tx, o chargeOrder) error {
+func (s *Service) placeCharge(ctx context.Context, tx *writeTx, o chargeOrder) error {
 	ch, c, now := o.charge, o.caller, o.charge.CreatedOn
 	tok, err := tx.Token(ctx, ch.TokenID)
 	if err != nil {
@@ -381,6 +377,7 @@ func (s *Service) placeCharge(ctx context.Context, tx Tx, o chargeOrder) error {
 			return err
 		}
 	}
+	// Marking the token used is no change the merchant made: no event.
 	tok.Used, tok.LastUsedOn, tok.UpdatedOn = true, &now, now
 	if err := tx.UpdateToken(ctx, tok); err != nil {
 		return err
@@ -388,12 +385,58 @@ func (s *Service) placeCharge(ctx context.Context, tx Tx, o chargeOrder) error {
 	if err := tx.CreateCharge(ctx, ch); err != nil {
 		return err
 	}
-	if ch.Status == ChargePending { // not a rejected duplicate
-		if err := tx.EnqueueWork(ctx, WorkAuthorize, ch.ID, now); err != nil {
+	if ch.Status == ChargePending {
+		if err := tx.enqueueWork(ctx, WorkAuthorize, ch.ID, now); err != nil {
+			return err
+		}
+	} else {
+		// A rejected duplicate ends as it is made.
+		tx.noteSettled(SettledCharge, string(ch.Status), ch.Error)
+		if err := tx.announce(ctx, EventChargeFinished, ch); err != nil {
 			return err
 		}
 	}
 	return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
+}
+
+// moveCharge writes ch, whose status was from, and when the status
+// changed, in the same transaction: tells the Meter (once committed) that
+// the charge settled; records its event, charge.updated when it awaits
+// its shopper or is authorised, charge.finished when it ends; and carries
+// its subscription's payment on (subscriptionChargeEnded) when it is a
+// subscription's charge that was authorised or ended. Every path that
+// moves a charge (the acquirer's answer, 3-D Secure, a wallet, an
+// expiry, a cancel) goes through it, so that each of them has every one
+// of these effects.
+func (s *Service) moveCharge(ctx context.Context, tx *writeTx, ch *Charge, from ChargeStatus) error {
+	if err := tx.UpdateCharge(ctx, ch); err != nil {
+		return err
+	}
+	if ch.Status == from {
+		return nil
+	}
+	tx.noteSettled(SettledCharge, string(ch.Status), ch.Error)
+	if name := chargeEvent(ch.Status); name != "" {
+		if err := tx.announce(ctx, name, ch); err != nil {
+			return err
+		}
+	}
+	if ch.PaymentID != uuid.Nil && (ch.Status.Final() || ch.Status == ChargeAuthorized) {
+		return s.subscriptionChargeEnded(ctx, tx, ch)
+	}
+	return nil
+}
+
+// chargeEvent is the event of a charge reaching status, if any: awaiting
+// its shopper and authorised are updates, every end is a finish.
+func chargeEvent(st ChargeStatus) string {
+	switch {
+	case st.Final():
+		return EventChargeFinished
+	case st == ChargeAuthorized || st == ChargeAwaiting:
+		return EventChargeUpdated
+	}
+	return ""
 }
 
 // rejectDuplicate applies the duplicate-charge rule (README, duplicate charges):
@@ -462,7 +505,7 @@ func (s *Service) Charge(ctx context.Context, c *Caller, storeID, id uuid.UUID, 
 		// still change asks more. The charge is read again with the
 		// question, in one snapshot: an operation seen finished with the
 		// charge as it was before would answer a stale status.
-		return s.storage.View(ctx, func(tx Tx) error {
+		return s.view(ctx, func(tx Tx) error {
 			var err error
 			if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
 				return err
@@ -555,7 +598,7 @@ func (s *Service) Charges(ctx context.Context, c *Caller, storeID uuid.UUID, f C
 		return emptyPage[*Charge](p), nil
 	}
 	var page Page[*Charge]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -573,7 +616,7 @@ func (s *Service) UpdateCharge(ctx context.Context, c *Caller, storeID, id uuid.
 		return nil, err
 	}
 	var ch *Charge
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -581,6 +624,7 @@ func (s *Service) UpdateCharge(ctx context.Context, c *Caller, storeID, id uuid.
 		if ch.Metadata, err = ch.Metadata.Merge(metadata); err != nil {
 			return err
 		}
+		// Metadata is no change of status: no event.
 		ch.UpdatedOn = s.clock.Now()
 		if err := tx.UpdateCharge(ctx, ch); err != nil {
 			return err
@@ -609,7 +653,7 @@ func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid
 	if err := c.requireSecret(); err != nil {
 		return err
 	}
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -638,22 +682,20 @@ func (s *Service) CaptureCharge(ctx context.Context, c *Caller, storeID, id uuid
 		}
 		return recordEffect(ctx, tx, p.Idempotency, IdempotentEffect{Kind: EffectCapture, StoreID: ch.StoreID, ChargeID: ch.ID, ID: ch.ID})
 	})
-	if err == nil {
-		s.wakeWorker()
-	}
-	return err
 }
 
 // requestCapture marks an authorised charge as being captured for amount
-// and queues the acquirer call, in the caller's transaction. The merchant's
-// capture and the one scheduled by capture_at both go through it, so that
-// they are retried, fail and end the charge alike.
-func requestCapture(ctx context.Context, tx Tx, ch *Charge, amount int64, now time.Time) error {
+// and queues the acquirer call (waking the worker), in the caller's
+// transaction; the charge stays authorised, so no event is due until the
+// acquirer answers. The merchant's capture and the one scheduled by
+// capture_at both go through it, so that they are retried, fail and end
+// the charge alike.
+func requestCapture(ctx context.Context, tx *writeTx, ch *Charge, amount int64, now time.Time) error {
 	ch.CaptureState, ch.CaptureAmount, ch.UpdatedOn = CaptureRequested, amount, now
 	if err := tx.UpdateCharge(ctx, ch); err != nil {
 		return err
 	}
-	return tx.EnqueueWork(ctx, WorkCapture, ch.ID, now)
+	return tx.enqueueWork(ctx, WorkCapture, ch.ID, now)
 }
 
 func sameCurrency(a, b string) bool {

@@ -20,7 +20,7 @@ func (s *Service) ChargeEvents(ctx context.Context, c *Caller, storeID, chargeID
 	}
 	limit = min(max(limit, 0), MaxLimit)
 	var evs []*Event
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		evs = nil
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 		if err != nil {

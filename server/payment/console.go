@@ -199,7 +199,7 @@ func (s *Service) SignIn(ctx context.Context, r SignInRequest) (token string, se
 		return "", nil, err
 	}
 	var u *User
-	err = s.storage.View(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx Tx) error {
 		u, err = tx.UserByEmail(ctx, email)
 		if IsNotFound(err) {
 			u, err = nil, nil
@@ -220,7 +220,7 @@ func (s *Service) SignIn(ctx context.Context, r SignInRequest) (token string, se
 func (s *Service) startSession(ctx context.Context, u *User, mode Mode, also func(Tx) error) (string, *ConsoleSession, error) {
 	token := rand.Text() + rand.Text()
 	var sess *ConsoleSession
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.clock.Now()
 		// The password was checked before this transaction: if it
 		// changed since, the session would outlive the change that
@@ -289,7 +289,7 @@ func (s *Service) ConsoleSession(ctx context.Context, token string) (*ConsoleSes
 	}
 	hash := s.consoleHash("session", token)
 	var sess *ConsoleSession
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		sess, err = tx.ConsoleSession(ctx, hash)
 		return err
@@ -307,7 +307,7 @@ func (s *Service) ConsoleSession(ctx context.Context, token string) (*ConsoleSes
 	if now.Sub(sess.LastSeenOn) < consoleTouchEvery {
 		return sess, nil
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		cur, err := tx.ConsoleSession(ctx, hash)
 		if err != nil {
 			return err
@@ -334,7 +334,7 @@ func (s *Service) SignOut(ctx context.Context, token string) error {
 	if !validConsoleToken(token) {
 		return nil
 	}
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		return tx.DeleteConsoleSession(ctx, s.consoleHash("session", token))
 	})
 }
@@ -349,7 +349,7 @@ func (s *Service) SetConsoleMode(ctx context.Context, token string, mode Mode) e
 	if err != nil {
 		return err
 	}
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		cur, err := tx.ConsoleSession(ctx, sess.TokenHash)
 		if err != nil {
 			return err
@@ -391,7 +391,7 @@ func (s *Service) ChangePassword(ctx context.Context, sessionToken, current, nex
 		return "", nil, err
 	}
 	var u *User
-	if err := s.storage.View(ctx, func(tx Tx) error {
+	if err := s.view(ctx, func(tx Tx) error {
 		u, err = tx.User(ctx, sess.UserID)
 		return err
 	}); err != nil {
@@ -458,7 +458,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, r PasswordResetReque
 	}
 	token := rand.Text() + rand.Text()
 	var mail *PasswordResetMail
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		mail = nil
 		now := s.clock.Now()
 		if err := PasswordResetQuota().take(ctx, tx, email, now); err != nil {
@@ -534,7 +534,7 @@ func (s *Service) usableReset(ctx context.Context, tx Tx, token string) (*Passwo
 // CheckPasswordReset reports whether a reset link still works, for the
 // page that asks for the new password.
 func (s *Service) CheckPasswordReset(ctx context.Context, token string) error {
-	return s.storage.View(ctx, func(tx Tx) error {
+	return s.view(ctx, func(tx Tx) error {
 		_, err := s.usableReset(ctx, tx, token)
 		return err
 	})
@@ -547,7 +547,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 	if err != nil {
 		return err
 	}
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		r, err := s.usableReset(ctx, tx, token)
 		if err != nil {
 			return err
@@ -560,7 +560,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 func (s *Service) ConsoleUser(ctx context.Context, sess *ConsoleSession) (*User, *Merchant, error) {
 	var u *User
 	var m *Merchant
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		if u, err = tx.User(ctx, sess.UserID); err != nil {
 			return err

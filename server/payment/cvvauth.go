@@ -39,7 +39,7 @@ func cvvAuthAmount(currency string, st StoreSettings) (int64, string) {
 func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
 	var tok *TransactionToken
 	var st *Store
-	if err := s.storage.View(ctx, func(tx Tx) error {
+	if err := s.view(ctx, func(tx Tx) error {
 		var err error
 		if tok, err = tx.Token(ctx, w.ID); err != nil {
 			return err
@@ -75,7 +75,7 @@ func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
 			return fmt.Errorf("the void of CVV authorization %s was refused: %d %s", id, void.Error.Code, void.Error.Message)
 		}
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -90,6 +90,9 @@ func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
 		}
 		tok.UpdatedOn = s.clock.Now()
 		if err := tx.UpdateToken(ctx, tok); err != nil {
+			return err
+		}
+		if err := tx.announce(ctx, EventTokenCVVAuthUpdated, tok); err != nil {
 			return err
 		}
 		return tx.EraseTokenCVC(ctx, tok.ID)

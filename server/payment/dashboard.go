@@ -59,7 +59,7 @@ func (s *Service) Dashboard(ctx context.Context, c *Caller, day time.Time) (*Das
 		f.StoreID = c.token.StoreID
 	}
 	var stats []ChargeStat
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		stats, err = tx.ChargeStats(ctx, f)
 		return err

@@ -212,7 +212,7 @@ func (s *Service) deliver(ctx context.Context, w Work) error {
 	var ev *Event
 	var hook *Webhook
 	gone := false
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		if d, err = tx.Delivery(ctx, w.ID); err != nil {
 			return err
@@ -270,7 +270,7 @@ func (s *Service) recordAttempt(ctx context.Context, w Work, status int, sendErr
 	retry := false
 	var result DeliveryStatus
 	var lag time.Duration
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		result = ""
 		d, err := tx.Delivery(ctx, w.ID)
 		if err != nil || d.Status != DeliveryPending {
@@ -334,7 +334,7 @@ func (s *Service) WebhookDeliveries(ctx context.Context, c *Caller, storeID, id 
 		return Page[DeliveryLogEntry]{}, err
 	}
 	var out Page[DeliveryLogEntry]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		if _, err := s.visibleWebhook(ctx, tx, c, storeID, id); err != nil {
 			return err
 		}
@@ -376,7 +376,7 @@ func (s *Service) RedeliverEvent(ctx context.Context, c *Caller, storeID, webhoo
 		return DeliveryLogEntry{}, err
 	}
 	var out DeliveryLogEntry
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		hook, err := s.visibleWebhook(ctx, tx, c, storeID, webhookID)
 		if err != nil {
 			return err
@@ -397,11 +397,8 @@ func (s *Service) RedeliverEvent(ctx context.Context, c *Caller, storeID, webhoo
 		out = DeliveryLogEntry{Delivery: d, Event: ev}
 		// An item still queued for it (a retry not yet due) stays: the
 		// delivery is pending again, and it comes due now or at its time.
-		return tx.EnqueueWork(ctx, WorkWebhookDelivery, d.ID, now)
+		return tx.enqueueWork(ctx, WorkWebhookDelivery, d.ID, now)
 	})
-	if err == nil {
-		s.wakeWorker()
-	}
 	return out, err
 }
 
@@ -417,7 +414,7 @@ func (s *Service) Events(ctx context.Context, c *Caller, after uuid.UUID, limit 
 		f.StoreID = c.token.StoreID
 	}
 	var evs []*Event
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		evs, err = tx.ListEvents(ctx, f, limit)
 		return err

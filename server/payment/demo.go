@@ -44,7 +44,7 @@ func (s *Service) SeedDemo(ctx context.Context, domains []string) (*DemoAccount,
 		return nil, err
 	}
 	var demo *DemoAccount
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		n, err := tx.CountMerchants(ctx)
 		if err != nil || n > 0 {
 			return err
@@ -88,7 +88,7 @@ func (s *Service) RenewDemo(ctx context.Context, domains []string) (*DemoAccount
 		return nil, err
 	}
 	var demo *DemoAccount
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		u, err := tx.UserByEmail(ctx, DemoEmail)
 		if err != nil {
 			return err

@@ -3,7 +3,6 @@ package payment
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -82,100 +81,56 @@ type EventFilter struct {
 // WorkWebhookDelivery sends a Delivery (the item's object).
 const WorkWebhookDelivery WorkKind = "webhook_delivery"
 
-// eventingStorage is the Service's storage: every read-write transaction
-// goes through an eventTx, which turns the state changes it writes into
-// events in that same transaction. No code path that changes a payment can
-// forget to announce it.
-type eventingStorage struct {
-	Storage
-	s *Service
+// An eventSubject is a resource an event can tell of: a token, charge,
+// refund, cancel or subscription, which carries its id and its owner.
+type eventSubject interface {
+	eventOwner() (id, merchantID, storeID uuid.UUID, mode Mode)
 }
 
-func (e *eventingStorage) Update(ctx context.Context, fn func(Tx) error) error {
-	var queued, work atomic.Bool
-	var changed []uuid.UUID
-	var settled []settlement
-	// A stopwatch, not a rule's time: the injected clock may stand still.
-	start := time.Now()
-	err := e.Storage.Update(ctx, func(tx Tx) error {
-		queued.Store(false)
-		work.Store(false)
-		changed, settled = changed[:0], settled[:0]
-		return fn(&eventTx{Tx: tx, s: e.s, queued: &queued, work: &work, changed: &changed, settled: &settled})
-	})
-	e.s.meter.Transaction(TransactionUpdate, time.Since(start))
-	if err == nil {
-		for _, st := range settled {
-			e.s.meter.Settled(st.kind, st.status, st.errorName)
-		}
-	}
-	if err == nil && work.Load() {
-		e.s.wakeWorker()
-	}
-	if err == nil && queued.Load() {
-		e.s.events.notify()
-		e.s.outbox.add(uuid.Nil, uuid.Nil, false, true)
-	}
-	if err == nil {
-		for _, id := range changed {
-			e.s.changes.notify(id)
-		}
-	}
-	return err
+func (t *TransactionToken) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+	return t.ID, t.MerchantID, t.StoreID, t.Mode
 }
 
-// eventTx is a transaction that emits the events of what it writes.
-type eventTx struct {
-	Tx
-	s      *Service
-	queued *atomic.Bool
-	// work: it queued work, or made some due, for the worker to wake to.
-	// An event that no webhook hears queues none: waking the worker for it
-	// cost an empty claim, a write of its own, per event.
-	work *atomic.Bool
-	// changed are objects whose long polls are woken once it commits
-	// (subscriptions, which change as a consequence of their charges).
-	changed *[]uuid.UUID
-	// settled are the charges, refunds and cancels it moved out of
-	// pending, for the Meter once it commits.
-	settled *[]settlement
+func (ch *Charge) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+	return ch.ID, ch.MerchantID, ch.StoreID, ch.Mode
 }
 
-// View runs a read-only transaction, timed for the Meter.
-func (e *eventingStorage) View(ctx context.Context, fn func(Tx) error) error {
-	start := time.Now()
-	err := e.Storage.View(ctx, fn)
-	e.s.meter.Transaction(TransactionView, time.Since(start))
-	return err
+func (r *Refund) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+	return r.ID, r.MerchantID, r.StoreID, r.Mode
 }
 
-// settle notes that a charge, refund or cancel reached status.
-func (t *eventTx) settle(kind string, status string, perr *PaymentError) {
-	if t.settled != nil {
-		*t.settled = append(*t.settled, settlement{kind, status, PaymentErrorName(perr)})
-	}
+func (cn *Cancel) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+	return cn.ID, cn.MerchantID, cn.StoreID, cn.Mode
 }
 
-// emit records an event and a delivery (with its work item) for each
-// active webhook of the owner that hears it.
-func (t *eventTx) emit(ctx context.Context, name string, merchantID, storeID uuid.UUID, mode Mode, resource any) error {
-	if t.s.encodeEvent == nil {
+func (sub *Subscription) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+	return sub.ID, sub.MerchantID, sub.StoreID, sub.Mode
+}
+
+// announce records the event name of resource, its data the resource as
+// the API shows it now, with a delivery (and the work item that sends it,
+// which wakes the worker) for each active webhook of the owner that hears
+// it; once the transaction commits it rings the event streams. Without an
+// EventEncoder (tests of the rules alone) it records nothing.
+func (w *writeTx) announce(ctx context.Context, name string, resource eventSubject) error {
+	if w.s.encodeEvent == nil {
 		return nil
 	}
-	data, err := t.s.encodeEvent(resource)
+	data, err := w.s.encodeEvent(resource)
 	if err != nil {
 		return err
 	}
-	now := t.s.clock.Now()
+	id, merchantID, storeID, mode := resource.eventOwner()
+	now := w.s.clock.Now()
 	ev := &Event{
 		ID: NewID(), MerchantID: merchantID, StoreID: storeID, Mode: mode, Name: name,
-		ResourceID: eventResourceID(resource), Data: data, CreatedOn: now,
+		ResourceID: id, Data: data, CreatedOn: now,
 	}
-	if err := t.Tx.CreateEvent(ctx, ev); err != nil {
+	if err := w.CreateEvent(ctx, ev); err != nil {
 		return err
 	}
-	t.queued.Store(true)
-	hooks, err := t.Tx.ActiveWebhooks(ctx, merchantID, storeID, mode)
+	w.events = true
+	hooks, err := w.ActiveWebhooks(ctx, merchantID, storeID, mode)
 	if err != nil {
 		return err
 	}
@@ -187,187 +142,12 @@ func (t *eventTx) emit(ctx context.Context, name string, merchantID, storeID uui
 			ID: NewID(), EventID: ev.ID, WebhookID: h.ID, MerchantID: merchantID, StoreID: storeID,
 			Status: DeliveryPending, CreatedOn: now, UpdatedOn: now,
 		}
-		if err := t.Tx.CreateDelivery(ctx, d); err != nil {
+		if err := w.CreateDelivery(ctx, d); err != nil {
 			return err
 		}
-		if err := t.EnqueueWork(ctx, WorkWebhookDelivery, d.ID, now); err != nil {
+		if err := w.enqueueWork(ctx, WorkWebhookDelivery, d.ID, now); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// eventResourceID is the id of a resource an event tells of.
-func eventResourceID(resource any) uuid.UUID {
-	switch r := resource.(type) {
-	case *TransactionToken:
-		return r.ID
-	case *Charge:
-		return r.ID
-	case *Refund:
-		return r.ID
-	case *Cancel:
-		return r.ID
-	case *Subscription:
-		return r.ID
-	}
-	return uuid.Nil
-}
-
-func (t *eventTx) EnqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {
-	if err := t.Tx.EnqueueWork(ctx, kind, id, due); err != nil {
-		return err
-	}
-	t.work.Store(true)
-	return nil
-}
-
-func (t *eventTx) RescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {
-	if err := t.Tx.RescheduleWork(ctx, kind, id, due); err != nil {
-		return err
-	}
-	t.work.Store(true)
-	return nil
-}
-
-func (t *eventTx) CreateToken(ctx context.Context, tok *TransactionToken) error {
-	if err := t.Tx.CreateToken(ctx, tok); err != nil {
-		return err
-	}
-	return t.emit(ctx, EventTokenCreated, tok.MerchantID, tok.StoreID, tok.Mode, tok)
-}
-
-func (t *eventTx) UpdateToken(ctx context.Context, tok *TransactionToken) error {
-	old, err := t.Tx.Token(ctx, tok.ID)
-	if err != nil {
-		return err
-	}
-	if err := t.Tx.UpdateToken(ctx, tok); err != nil {
-		return err
-	}
-	var names []string
-	if tok.ThreeDS.Status != old.ThreeDS.Status && tok.ThreeDS.Status != "" && tok.ThreeDS.Status != ThreeDSPending {
-		names = append(names, EventTokenThreeDSUpdated)
-	}
-	if tok.CVVAuthorize.Status != old.CVVAuthorize.Status && tok.CVVAuthorize.Status != CVVAuthPending && tok.CVVAuthorize.Status != "" {
-		names = append(names, EventTokenCVVAuthUpdated)
-	}
-	switch {
-	case old.Active && !tok.Active && tok.Type == Recurring:
-		names = append(names, EventRecurringTokenDelete)
-	case tok.Email != old.Email || !reflect.DeepEqual(tok.Metadata, old.Metadata) || tok.Card.ExpMonth != old.Card.ExpMonth ||
-		tok.Card.ExpYear != old.Card.ExpYear || !reflect.DeepEqual(tok.Card.Billing, old.Card.Billing) ||
-		tok.Card.SealedCVC.KeyID != old.Card.SealedCVC.KeyID && tok.Card.SealedCVC.Data != nil:
-		// What the merchant changed (PATCH): not a charge marking it used.
-		names = append(names, EventTokenUpdated)
-	}
-	for _, n := range names {
-		if err := t.emit(ctx, n, tok.MerchantID, tok.StoreID, tok.Mode, tok); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// chargeEvent is the event of a charge reaching status, if any: awaiting
-// its shopper and authorised are updates, every end is a finish.
-func chargeEvent(st ChargeStatus) string {
-	switch {
-	case st.Final():
-		return EventChargeFinished
-	case st == ChargeAuthorized || st == ChargeAwaiting:
-		return EventChargeUpdated
-	}
-	return ""
-}
-
-func (t *eventTx) CreateCharge(ctx context.Context, ch *Charge) error {
-	if err := t.Tx.CreateCharge(ctx, ch); err != nil {
-		return err
-	}
-	if ch.Status != ChargePending {
-		t.settle(SettledCharge, string(ch.Status), ch.Error)
-	}
-	if name := chargeEvent(ch.Status); name != "" {
-		return t.emit(ctx, name, ch.MerchantID, ch.StoreID, ch.Mode, ch)
-	}
-	return nil
-}
-
-func (t *eventTx) UpdateCharge(ctx context.Context, ch *Charge) error {
-	old, err := t.Tx.Charge(ctx, ch.ID)
-	if err != nil {
-		return err
-	}
-	if err := t.Tx.UpdateCharge(ctx, ch); err != nil {
-		return err
-	}
-	if ch.Status == old.Status {
-		return nil
-	}
-	t.settle(SettledCharge, string(ch.Status), ch.Error)
-	if name := chargeEvent(ch.Status); name != "" {
-		if err := t.emit(ctx, name, ch.MerchantID, ch.StoreID, ch.Mode, ch); err != nil {
-			return err
-		}
-	}
-	if ch.PaymentID != uuid.Nil && (ch.Status.Final() || ch.Status == ChargeAuthorized) {
-		// Every end of a subscription's charge, whichever rule ended it
-		// (the acquirer, 3-D Secure, an expiry, a cancel), carries its
-		// subscription on in the same transaction.
-		return t.s.subscriptionChargeEnded(ctx, t, ch)
-	}
-	return nil
-}
-
-func (t *eventTx) CreateRefund(ctx context.Context, r *Refund) error {
-	if err := t.Tx.CreateRefund(ctx, r); err != nil {
-		return err
-	}
-	if r.Status != OperationPending {
-		t.settle(SettledRefund, string(r.Status), r.Error)
-		return t.emit(ctx, EventRefundFinished, r.MerchantID, r.StoreID, r.Mode, r)
-	}
-	return nil
-}
-
-func (t *eventTx) UpdateRefund(ctx context.Context, r *Refund) error {
-	old, err := t.Tx.Refund(ctx, r.StoreID, r.ChargeID, r.ID)
-	if err != nil {
-		return err
-	}
-	if err := t.Tx.UpdateRefund(ctx, r); err != nil {
-		return err
-	}
-	if r.Status != OperationPending && old.Status == OperationPending {
-		t.settle(SettledRefund, string(r.Status), r.Error)
-		return t.emit(ctx, EventRefundFinished, r.MerchantID, r.StoreID, r.Mode, r)
-	}
-	return nil
-}
-
-func (t *eventTx) CreateCancel(ctx context.Context, cn *Cancel) error {
-	if err := t.Tx.CreateCancel(ctx, cn); err != nil {
-		return err
-	}
-	if cn.Status != OperationPending {
-		t.settle(SettledCancel, string(cn.Status), cn.Error)
-		return t.emit(ctx, EventCancelFinished, cn.MerchantID, cn.StoreID, cn.Mode, cn)
-	}
-	return nil
-}
-
-func (t *eventTx) UpdateCancel(ctx context.Context, cn *Cancel) error {
-	old, err := t.Tx.Cancel(ctx, cn.StoreID, cn.ChargeID, cn.ID)
-	if err != nil {
-		return err
-	}
-	if err := t.Tx.UpdateCancel(ctx, cn); err != nil {
-		return err
-	}
-	if cn.Status != OperationPending && old.Status == OperationPending {
-		t.settle(SettledCancel, string(cn.Status), cn.Error)
-		return t.emit(ctx, EventCancelFinished, cn.MerchantID, cn.StoreID, cn.Mode, cn)
 	}
 	return nil
 }

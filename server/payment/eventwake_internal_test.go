@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// wakeStorage is a fake storage for the wakes of eventingStorage: an
+// wakeStorage is a fake storage for the wakes of Service.update: an
 // Update runs fn on a wakeTx at once.
 type wakeStorage struct {
 	Storage
@@ -40,6 +40,14 @@ func (t *wakeTx) ActiveWebhooks(context.Context, uuid.UUID, uuid.UUID, Mode) ([]
 	return t.hooks, nil
 }
 
+// createToken writes a token and announces it, as CreateToken does.
+func createToken(ctx context.Context, tx *writeTx, tok *TransactionToken) error {
+	if err := tx.CreateToken(ctx, tok); err != nil {
+		return err
+	}
+	return tx.announce(ctx, EventTokenCreated, tok)
+}
+
 type fixedClock time.Time
 
 func (c fixedClock) Now() time.Time { return time.Time(c) }
@@ -63,24 +71,24 @@ func TestWorkerWokenOnlyForWork(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		hooks []*Webhook
-		fn    func(Tx) error
+		fn    func(*writeTx) error
 		wake  bool
 	}{
-		{"an event nobody hears", nil, func(tx Tx) error { return tx.CreateToken(t.Context(), tok) }, false},
-		{"an event no webhook of the store hears", []*Webhook{deaf}, func(tx Tx) error { return tx.CreateToken(t.Context(), tok) }, false},
-		{"an event a webhook hears", []*Webhook{heard}, func(tx Tx) error { return tx.CreateToken(t.Context(), tok) }, true},
-		{"work queued", nil, func(tx Tx) error { return tx.EnqueueWork(t.Context(), WorkAuthorize, NewID(), time.Time{}) }, true},
-		{"work made due", nil, func(tx Tx) error {
-			return tx.RescheduleWork(t.Context(), WorkSubscriptionPayment, NewID(), time.Time{})
+		{"an event nobody hears", nil, func(tx *writeTx) error { return createToken(t.Context(), tx, tok) }, false},
+		{"an event no webhook of the store hears", []*Webhook{deaf}, func(tx *writeTx) error { return createToken(t.Context(), tx, tok) }, false},
+		{"an event a webhook hears", []*Webhook{heard}, func(tx *writeTx) error { return createToken(t.Context(), tx, tok) }, true},
+		{"work queued", nil, func(tx *writeTx) error { return tx.enqueueWork(t.Context(), WorkAuthorize, NewID(), time.Time{}) }, true},
+		{"work made due", nil, func(tx *writeTx) error {
+			return tx.rescheduleWork(t.Context(), WorkSubscriptionPayment, NewID(), time.Time{})
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Service{
 				clock: fixedClock(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)), wake: make(chan struct{}, 1), meter: noMeter{},
 				encodeEvent: func(any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil },
+				storage:     &wakeStorage{hooks: tc.hooks},
 			}
-			e := &eventingStorage{Storage: &wakeStorage{hooks: tc.hooks}, s: s}
-			if err := e.Update(t.Context(), tc.fn); err != nil {
+			if err := s.update(t.Context(), tc.fn); err != nil {
 				t.Fatal(err)
 			}
 			if woken := len(s.wake) == 1; woken != tc.wake {

@@ -85,7 +85,7 @@ func (s *Service) Transactions(ctx context.Context, c *Caller, storeID uuid.UUID
 		return emptyPage[*LedgerEntry](p), nil
 	}
 	var page Page[*LedgerEntry]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err

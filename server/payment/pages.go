@@ -56,7 +56,7 @@ func (s *Service) TokenReceipt(ctx context.Context, c *Caller, id uuid.UUID) (*T
 		return nil, err
 	}
 	var r *TokenReceipt
-	err = s.storage.View(ctx, func(tx Tx) error {
+	err = s.view(ctx, func(tx Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err

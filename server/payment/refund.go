@@ -52,9 +52,11 @@ type NewRefund struct {
 	Idempotency *IdempotencyRef
 }
 
-// CreateRefund records a refund as pending for the worker. Refunds may be
-// partial and repeated, up to the charged amount counting every refund that
-// has not failed.
+// CreateRefund records a refund as pending and queues the work that asks
+// the acquirer (waking the worker); its event (refund.finished) is
+// recorded when the worker settles it. Refunds may be partial and
+// repeated, up to the charged amount counting every refund that has not
+// failed.
 func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, p NewRefund) (*Refund, error) {
 	if err := c.requireSecret(); err != nil {
 		return nil, err
@@ -74,7 +76,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		return nil, err
 	}
 	var r *Refund
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 		if err != nil {
 			return err
@@ -103,7 +105,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if err := tx.CreateRefund(ctx, r); err != nil {
 			return err
 		}
-		if err := tx.EnqueueWork(ctx, WorkRefund, r.ID, now); err != nil {
+		if err := tx.enqueueWork(ctx, WorkRefund, r.ID, now); err != nil {
 			return err
 		}
 		if err := tx.PutLedgerEntry(ctx, refundLedgerEntry(r)); err != nil {
@@ -114,7 +116,6 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 	if err != nil {
 		return nil, err
 	}
-	s.wakeWorker()
 	return r, nil
 }
 
@@ -133,7 +134,7 @@ func (s *Service) Refund(ctx context.Context, c *Caller, storeID, chargeID, id u
 	}
 	var r *Refund
 	read := func() error {
-		return s.storage.View(ctx, func(tx Tx) error {
+		return s.view(ctx, func(tx Tx) error {
 			var err error
 			r, err = s.visibleRefund(ctx, tx, c, storeID, chargeID, id)
 			return err
@@ -149,7 +150,7 @@ func (s *Service) Refunds(ctx context.Context, c *Caller, storeID, chargeID uuid
 		return Page[*Refund]{}, err
 	}
 	var page Page[*Refund]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
 			return err
 		}
@@ -183,7 +184,7 @@ func (s *Service) UpdateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		return nil, err
 	}
 	var r *Refund
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if r, err = s.visibleRefund(ctx, tx, c, storeID, chargeID, id); err != nil {
 			return err
@@ -197,6 +198,7 @@ func (s *Service) UpdateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if r.Metadata, err = r.Metadata.Merge(u.Metadata); err != nil {
 			return err
 		}
+		// Descriptive fields are no change of status: no event.
 		r.UpdatedOn = s.clock.Now()
 		return tx.UpdateRefund(ctx, r)
 	})

@@ -26,7 +26,7 @@ import (
 // chargePayment is the work of a payment that fell due.
 func (s *Service) chargePayment(ctx context.Context, w Work) error {
 	now := s.clock.Now()
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -36,7 +36,7 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 		}
 		if at := pay.chargeAt(sub.location()); now.Before(at) {
 			// Its due date was moved later since the item was queued.
-			return tx.RescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at)
+			return tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at)
 		}
 		if pay.TerminateWithStatus != "" {
 			if pay.TerminateWithStatus == SubscriptionSuspended && pay.Cycle >= 0 {
@@ -74,7 +74,7 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 	}
 	// The charge could not be made at all (the token deleted, no live
 	// acquirer): a failed attempt, as a declined charge is.
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (s *Service) duePayment(ctx context.Context, tx Tx, id uuid.UUID) (*Subscri
 // of its payments ends (authorised counts as paid: a first charge that
 // was only to be authorised). It runs in the transaction that records the
 // charge's end.
-func (s *Service) subscriptionChargeEnded(ctx context.Context, tx Tx, ch *Charge) error {
+func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *Charge) error {
 	pay, err := tx.ScheduledPayment(ctx, ch.PaymentID)
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func (s *Service) subscriptionChargeEnded(ctx context.Context, tx Tx, ch *Charge
 
 // paymentPaid records a payment as paid and makes the next one, or
 // completes the subscription when its plan ends with it.
-func (s *Service) paymentPaid(ctx context.Context, tx Tx, sub *Subscription, pay *ScheduledPayment, now time.Time) error {
+func (s *Service) paymentPaid(ctx context.Context, tx *writeTx, sub *Subscription, pay *ScheduledPayment, now time.Time) error {
 	today := DateOf(now, sub.location())
 	pay.IsPaid, pay.SuccessfulPaymentDate, pay.RetryDate, pay.RetryAt, pay.UpdatedOn = true, &today, nil, nil, now
 	if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
@@ -167,7 +167,7 @@ func (s *Service) paymentPaid(ctx context.Context, tx Tx, sub *Subscription, pay
 		if err := tx.CreateScheduledPayment(ctx, next); err != nil {
 			return err
 		}
-		if err := tx.RescheduleWork(ctx, WorkSubscriptionPayment, next.ID, next.chargeAt(sub.location())); err != nil {
+		if err := tx.rescheduleWork(ctx, WorkSubscriptionPayment, next.ID, next.chargeAt(sub.location())); err != nil {
 			return err
 		}
 		sub.NextPaymentID = next.ID
@@ -179,12 +179,12 @@ func (s *Service) paymentPaid(ctx context.Context, tx Tx, sub *Subscription, pay
 		return err
 	}
 	if pay.Amount > 0 {
-		if err := s.announce(ctx, tx, EventSubscriptionPayment, sub); err != nil {
+		if err := s.announceSubscription(ctx, tx, EventSubscriptionPayment, sub); err != nil {
 			return err
 		}
 	}
 	if completed {
-		return s.announce(ctx, tx, EventSubscriptionCompleted, sub)
+		return s.announceSubscription(ctx, tx, EventSubscriptionCompleted, sub)
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ func (s *Service) nextPayment(sub *Subscription, prev *ScheduledPayment, now tim
 // paymentFailed records a failed attempt at a payment: the subscription
 // is unpaid, and the payment is tried again after its retry interval, up
 // to maxPaymentRetries times.
-func (s *Service) paymentFailed(ctx context.Context, tx Tx, sub *Subscription, pay *ScheduledPayment, now time.Time) error {
+func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *Subscription, pay *ScheduledPayment, now time.Time) error {
 	if sub.Status.Ended() || sub.NextPaymentID != pay.ID {
 		return nil
 	}
@@ -216,7 +216,7 @@ func (s *Service) paymentFailed(ctx context.Context, tx Tx, sub *Subscription, p
 		at := now.Add(d)
 		day := DateOf(at, sub.location())
 		pay.RetryAt, pay.RetryDate = &at, &day
-		if err := tx.RescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at); err != nil {
+		if err := tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at); err != nil {
 			return err
 		}
 	}
@@ -230,11 +230,11 @@ func (s *Service) paymentFailed(ctx context.Context, tx Tx, sub *Subscription, p
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}
-	return s.announce(ctx, tx, EventSubscriptionFailure, sub)
+	return s.announceSubscription(ctx, tx, EventSubscriptionFailure, sub)
 }
 
 // endSubscription suspends or cancels a subscription.
-func (s *Service) endSubscription(ctx context.Context, tx Tx, sub *Subscription, status SubscriptionStatus, now time.Time) error {
+func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *Subscription, status SubscriptionStatus, now time.Time) error {
 	if sub.NextPaymentID != uuid.Nil {
 		pay, err := tx.ScheduledPayment(ctx, sub.NextPaymentID)
 		if err != nil {
@@ -255,21 +255,18 @@ func (s *Service) endSubscription(ctx context.Context, tx Tx, sub *Subscription,
 	if status == SubscriptionCanceled {
 		name = EventSubscriptionCanceled
 	}
-	return s.announce(ctx, tx, name, sub)
+	return s.announceSubscription(ctx, tx, name, sub)
 }
 
-// announce records a subscription's event, its data the subscription as
-// the API shows it now. Subscription events are named by the rules that
-// cause them (a payment is not a change of status), so they are emitted
-// here rather than derived from writes.
-func (s *Service) announce(ctx context.Context, tx Tx, name string, sub *Subscription) error {
-	et, ok := tx.(*eventTx)
-	if !ok {
-		return nil
-	}
-	if err := loadNextPayment(ctx, et.Tx, sub); err != nil {
+// announceSubscription records a subscription's event, its data the
+// subscription as the API shows it now (with its next payment), and wakes
+// its long polls once committed. Subscription events are named by the
+// rules that cause them (a payment is not a change of status), so each
+// rule announces its own.
+func (s *Service) announceSubscription(ctx context.Context, tx *writeTx, name string, sub *Subscription) error {
+	if err := loadNextPayment(ctx, tx, sub); err != nil {
 		return err
 	}
-	*et.changed = append(*et.changed, sub.ID)
-	return et.emit(ctx, name, sub.MerchantID, sub.StoreID, sub.Mode, sub)
+	tx.wakePolls(sub.ID)
+	return tx.announce(ctx, name, sub)
 }

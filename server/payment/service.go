@@ -172,14 +172,13 @@ func NewService(storage Storage, clock Clock, codec TokenCodec, cfg Config) *Ser
 		s.feed, s.outbox = cfg.ChangeFeed, newNewsOutbox()
 		s.changes.outbox = s.outbox
 	}
-	s.storage = &eventingStorage{Storage: storage, s: s}
 	return s
 }
 
 // Ready reports whether storage answers a read: the readiness probe's
 // question of the storage engine.
 func (s *Service) Ready(ctx context.Context) error {
-	return s.storage.View(ctx, func(tx Tx) error {
+	return s.view(ctx, func(tx Tx) error {
 		_, err := tx.CountMerchants(ctx)
 		return err
 	})
@@ -351,7 +350,7 @@ func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*AppToken, 
 		return e.token, nil
 	}
 	var tok *AppToken
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		tok, err = tx.AppToken(ctx, id)
 		return err

@@ -10,7 +10,7 @@ import (
 // Me returns the caller's merchant.
 func (s *Service) Me(ctx context.Context, c *Caller) (*Merchant, error) {
 	var m *Merchant
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		m, err = tx.Merchant(ctx, c.MerchantID())
 		return err
@@ -40,7 +40,7 @@ func (s *Service) Stores(ctx context.Context, c *Caller, p ListParams) (Page[*St
 		return singlePage(st, p), nil
 	}
 	var page Page[*Store]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		page, err = tx.ListStores(ctx, c.MerchantID(), p)
 		return err
@@ -70,7 +70,7 @@ func emptyPage[T any](p ListParams) Page[T] {
 // Store returns one store the caller may see; anything else is NOT_FOUND.
 func (s *Service) Store(ctx context.Context, c *Caller, id uuid.UUID) (*Store, error) {
 	var st *Store
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		st, err = s.visibleStore(ctx, tx, c, id)
 		return err

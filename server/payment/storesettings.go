@@ -110,7 +110,7 @@ func (s *Service) UpdateStore(ctx context.Context, c *Caller, storeID uuid.UUID,
 		return nil, err
 	}
 	var st *Store
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if st, err = s.visibleStore(ctx, tx, c, storeID); err != nil {
 			return err

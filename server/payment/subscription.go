@@ -553,7 +553,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 	}
 	pay, chargeNow := firstPayment(sub, terms.loc, now)
 	sub.NextPaymentID = pay.ID
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		tok, err := tx.Token(ctx, p.TokenID)
 		if err != nil {
 			return err
@@ -581,10 +581,12 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 		if err := tx.CreateScheduledPayment(ctx, pay); err != nil {
 			return err
 		}
-		if err := s.announce(ctx, tx, EventSubscriptionCreated, sub); err != nil {
+		if err := s.announceSubscription(ctx, tx, EventSubscriptionCreated, sub); err != nil {
 			return err
 		}
 		if !chargeNow {
+			// Marking the token used is no change the merchant made: no
+			// event.
 			tok.Used, tok.UpdatedOn = true, now
 			if err := tx.UpdateToken(ctx, tok); err != nil {
 				return err
@@ -593,7 +595,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *Caller, p NewSubscr
 				// A free first period: paid as it starts.
 				return s.paymentPaid(ctx, tx, sub, pay, now)
 			}
-			return tx.EnqueueWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(terms.loc))
+			return tx.enqueueWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(terms.loc))
 		}
 		ch := s.subscriptionCharge(sub, pay, now)
 		ch.ThreeDS, ch.RedirectEndpoint, ch.IPAddress = sub.ThreeDS, p.Charge.RedirectEndpoint, p.Charge.IPAddress
@@ -634,25 +636,9 @@ func (s *Service) subscriptionCharge(sub *Subscription, pay *ScheduledPayment, n
 	}
 }
 
-// sealExternalThreeDS records a merchant's own 3-D Secure result on a
-// charge, its authentication value sealed.
-func (s *Service) sealExternalThreeDS(ch *Charge, e *ExternalThreeDSInput) error {
-	ch.ThreeDS.Mode = "provided"
-	ext := &ExternalThreeDS{
-		ECI: e.ECI, DSTransactionID: e.DSTransactionID, ServerTransactionID: e.ServerTransactionID,
-		MessageVersion: e.MessageVersion, TransactionStatus: e.TransactionStatus,
-	}
-	var err error
-	if ext.AuthenticationValue, err = s.vault.Seal([]byte(e.AuthenticationValue), authValueAssociated(ch.ID)); err != nil {
-		return err
-	}
-	ch.ThreeDS.External = ext
-	return nil
-}
-
 // withNextPayment fills in a subscription's next payment.
 func (s *Service) withNextPayment(ctx context.Context, sub *Subscription) (*Subscription, error) {
-	err := s.storage.View(ctx, func(tx Tx) error { return loadNextPayment(ctx, tx, sub) })
+	err := s.view(ctx, func(tx Tx) error { return loadNextPayment(ctx, tx, sub) })
 	return sub, err
 }
 
@@ -705,7 +691,7 @@ func (s *Service) visibleSubscription(ctx context.Context, tx Tx, c *Caller, sto
 func (s *Service) Subscription(ctx context.Context, c *Caller, storeID, id uuid.UUID, wait time.Duration) (*Subscription, error) {
 	var sub *Subscription
 	read := func() error {
-		return s.storage.View(ctx, func(tx Tx) error {
+		return s.view(ctx, func(tx Tx) error {
 			var err error
 			sub, err = s.visibleSubscription(ctx, tx, c, storeID, id)
 			return err
@@ -728,7 +714,7 @@ func (s *Service) Subscriptions(ctx context.Context, c *Caller, storeID uuid.UUI
 		return emptyPage[*Subscription](p), nil
 	}
 	var page Page[*Subscription]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err

@@ -39,7 +39,7 @@ func terminationMode(asked string, sub *Subscription) (string, error) {
 
 // terminate ends (canceled) or pauses (suspended) a subscription at once,
 // or on its next payment's due date instead of charging it.
-func (s *Service) terminate(ctx context.Context, tx Tx, sub *Subscription, status SubscriptionStatus, mode string) error {
+func (s *Service) terminate(ctx context.Context, tx *writeTx, sub *Subscription, status SubscriptionStatus, mode string) error {
 	now := s.clock.Now()
 	if mode == TerminateNextPayment && sub.NextPayment != nil && sub.Status != SubscriptionSuspended {
 		pay := sub.NextPayment
@@ -57,7 +57,7 @@ func (s *Service) terminate(ctx context.Context, tx Tx, sub *Subscription, statu
 // next payment's due date (termination_mode on_next_payment). A charge
 // already under way is not withdrawn.
 func (s *Service) CancelSubscription(ctx context.Context, c *Caller, storeID, id uuid.UUID, mode string) error {
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		sub, err := s.changeableSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (s *Service) CancelSubscription(ctx context.Context, c *Caller, storeID, id
 // charged until it is unsuspended.
 func (s *Service) SuspendSubscription(ctx context.Context, c *Caller, storeID, id uuid.UUID, mode string) (*Subscription, error) {
 	var sub *Subscription
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -99,7 +99,7 @@ func (s *Service) SuspendSubscription(ctx context.Context, c *Caller, storeID, i
 // and the subscription is unpaid until it succeeds.
 func (s *Service) UnsuspendSubscription(ctx context.Context, c *Caller, storeID, id uuid.UUID, mode string) (*Subscription, error) {
 	var sub *Subscription
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -120,7 +120,7 @@ func (s *Service) UnsuspendSubscription(ctx context.Context, c *Caller, storeID,
 	return sub, err
 }
 
-func (s *Service) resume(ctx context.Context, tx Tx, sub *Subscription) error {
+func (s *Service) resume(ctx context.Context, tx *writeTx, sub *Subscription) error {
 	now := s.clock.Now()
 	pay := sub.NextPayment
 	switch {
@@ -151,7 +151,7 @@ func (s *Service) resume(ctx context.Context, tx Tx, sub *Subscription) error {
 		if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 			return err
 		}
-		if err := tx.RescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(loc)); err != nil {
+		if err := tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(loc)); err != nil {
 			return err
 		}
 	}
@@ -185,7 +185,7 @@ type SubscriptionUpdate struct {
 // UpdateSubscription applies a PATCH to a subscription.
 func (s *Service) UpdateSubscription(ctx context.Context, c *Caller, storeID, id uuid.UUID, u SubscriptionUpdate) (*Subscription, error) {
 	var sub *Subscription
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -201,7 +201,7 @@ func (s *Service) UpdateSubscription(ctx context.Context, c *Caller, storeID, id
 	return sub, err
 }
 
-func (s *Service) applySubscriptionUpdate(ctx context.Context, tx Tx, c *Caller, sub *Subscription, u SubscriptionUpdate) error {
+func (s *Service) applySubscriptionUpdate(ctx context.Context, tx *writeTx, c *Caller, sub *Subscription, u SubscriptionUpdate) error {
 	var v Validation
 	if u.Amount != nil {
 		cur, _ := LookupCurrency(sub.Currency)
@@ -309,7 +309,7 @@ func (s *Service) ChangeSubscriptionToken(ctx context.Context, c *Caller, storeI
 		return nil, Invalid("transaction_token_id", ReasonRequired)
 	}
 	var sub *Subscription
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -325,7 +325,7 @@ func (s *Service) ChangeSubscriptionToken(ctx context.Context, c *Caller, storeI
 	return sub, err
 }
 
-func (s *Service) changeToken(ctx context.Context, tx Tx, c *Caller, sub *Subscription, tokenID uuid.UUID) error {
+func (s *Service) changeToken(ctx context.Context, tx *writeTx, c *Caller, sub *Subscription, tokenID uuid.UUID) error {
 	if tokenID == sub.TokenID {
 		return nil
 	}
@@ -343,6 +343,7 @@ func (s *Service) changeToken(ctx context.Context, tx Tx, c *Caller, sub *Subscr
 	if tok.Type == SubscriptionToken && tok.Used {
 		return Errorf(CodeTransactionAlreadyDone, "this subscription token already has its subscription")
 	}
+	// Marking the token used is no change the merchant made: no event.
 	tok.Used, tok.UpdatedOn = true, now
 	if err := tx.UpdateToken(ctx, tok); err != nil {
 		return err
@@ -361,7 +362,7 @@ func (s *Service) changeToken(ctx context.Context, tx Tx, c *Caller, sub *Subscr
 	if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 		return err
 	}
-	return tx.RescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, now)
+	return tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, now)
 }
 
 // PaymentUpdate is a PATCH of a scheduled payment: nil fields stay.
@@ -378,7 +379,7 @@ type PaymentUpdate struct {
 	Amount *int64
 }
 
-func (s *Service) applyPaymentUpdate(ctx context.Context, tx Tx, sub *Subscription, pay *ScheduledPayment, u PaymentUpdate) error {
+func (s *Service) applyPaymentUpdate(ctx context.Context, tx *writeTx, sub *Subscription, pay *ScheduledPayment, u PaymentUpdate) error {
 	loc := sub.location()
 	now := s.clock.Now()
 	var v Validation
@@ -442,7 +443,7 @@ func (s *Service) applyPaymentUpdate(ctx context.Context, tx Tx, sub *Subscripti
 		return err
 	}
 	if u.DueDate != nil && !inFlight {
-		return tx.RescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(loc))
+		return tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, pay.chargeAt(loc))
 	}
 	return nil
 }
@@ -462,7 +463,7 @@ func (s *Service) subscriptionPayment(ctx context.Context, tx Tx, sub *Subscript
 // SubscriptionPayment returns one scheduled payment.
 func (s *Service) SubscriptionPayment(ctx context.Context, c *Caller, storeID, id, paymentID uuid.UUID) (*ScheduledPayment, error) {
 	var pay *ScheduledPayment
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		sub, err := s.visibleSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -480,7 +481,7 @@ func (s *Service) UpdateSubscriptionPayment(ctx context.Context, c *Caller, stor
 		return nil, Invalid("amount", "NOT_UPDATABLE")
 	}
 	var pay *ScheduledPayment
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		sub, err := s.changeableSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -499,7 +500,7 @@ func (s *Service) UpdateSubscriptionPayment(ctx context.Context, c *Caller, stor
 // SubscriptionPayments lists a subscription's scheduled payments.
 func (s *Service) SubscriptionPayments(ctx context.Context, c *Caller, storeID, id uuid.UUID, p ListParams) (Page[*ScheduledPayment], error) {
 	var page Page[*ScheduledPayment]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		sub, err := s.visibleSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -515,7 +516,7 @@ func (s *Service) SubscriptionPayments(ctx context.Context, c *Caller, storeID, 
 // subscription it made moments ago: the widget waits on the first charge.
 func (s *Service) SubscriptionCharges(ctx context.Context, c *Caller, storeID, id, paymentID uuid.UUID, p ListParams) (Page[*Charge], error) {
 	var page Page[*Charge]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		sub, err := s.visibleSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -554,7 +555,7 @@ const simulatedUnlimited = 12
 // a limited plan, the first twelve of an unlimited one.
 func (s *Service) SimulatePlan(ctx context.Context, c *Caller, storeID uuid.UUID, paymentType string, p NewSubscription) ([]*ScheduledPayment, error) {
 	if storeID != uuid.Nil {
-		if err := s.storage.View(ctx, func(tx Tx) error {
+		if err := s.view(ctx, func(tx Tx) error {
 			_, err := s.visibleStore(ctx, tx, c, storeID)
 			return err
 		}); err != nil {

@@ -92,6 +92,26 @@ func (e *ExternalThreeDSInput) check(v *Validation) {
 	}
 }
 
+// sealExternalThreeDS records a merchant's own 3-D Secure result on a
+// charge, its authentication value sealed.
+func (s *Service) sealExternalThreeDS(ch *Charge, e *ExternalThreeDSInput) error {
+	ch.ThreeDS.Mode = "provided"
+	ext := &ExternalThreeDS{
+		ECI: e.ECI, DSTransactionID: e.DSTransactionID, ServerTransactionID: e.ServerTransactionID,
+		MessageVersion: e.MessageVersion, TransactionStatus: e.TransactionStatus,
+	}
+	var err error
+	if ext.AuthenticationValue, err = s.vault.Seal([]byte(e.AuthenticationValue), authValueAssociated(ch.ID)); err != nil {
+		return err
+	}
+	ch.ThreeDS.External = ext
+	return nil
+}
+
+// authValueAssociated binds a sealed 3-D Secure authentication value to
+// its charge.
+func authValueAssociated(id uuid.UUID) []byte { return append([]byte("cavv:"), id[:]...) }
+
 const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_"
 
 // validMessageVersion accepts EMV 3-D Secure versions: 2.1.0, 2.2.0, 2.3.1…
@@ -294,7 +314,7 @@ func awaitingApproval(ctx context.Context, tx Tx, id uuid.UUID, waiting bool) (*
 // 3-D Secure challenge, once the charge is awaiting it.
 func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
 	var it *IssuerToken
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -337,7 +357,7 @@ func (s *Service) tokenThreeDSCaller(c *Caller, tok *TransactionToken) error {
 // 3-D Secure challenge, once it is awaiting it.
 func (s *Service) TokenThreeDSIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
 	var it *IssuerToken
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -385,10 +405,8 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 		return nil, err
 	}
 	var tok *TransactionToken
-	queued := false
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
-		queued = false
 		if tok, err = s.visibleToken(ctx, tx, c, storeID, id); err != nil {
 			return err
 		}
@@ -407,6 +425,8 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 			return nil
 		}
 		now := s.clock.Now()
+		// Pending is no news: the token's event comes when it settles or
+		// awaits its shopper.
 		tok.ThreeDS = ThreeDSSettings{
 			Enabled: true, Mode: r.Mode, RedirectEndpoint: r.RedirectEndpoint, RedirectID: r.RedirectID,
 			Status: ThreeDSPending,
@@ -415,14 +435,10 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 		if err := tx.UpdateToken(ctx, tok); err != nil {
 			return err
 		}
-		queued = true
-		return tx.EnqueueWork(ctx, WorkTokenThreeDS, tok.ID, now)
+		return tx.enqueueWork(ctx, WorkTokenThreeDS, tok.ID, now)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if queued {
-		s.wakeWorker()
 	}
 	return tok, nil
 }
@@ -431,7 +447,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *Caller, storeID, id
 // …/tokens/{id}/three_ds). A challenge still open is left to run out: its
 // outcome no longer changes the token.
 func (s *Service) DisableTokenThreeDS(ctx context.Context, c *Caller, storeID, id uuid.UUID) error {
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -442,6 +458,7 @@ func (s *Service) DisableTokenThreeDS(ctx context.Context, c *Caller, storeID, i
 		if !tok.ThreeDS.Enabled && tok.ThreeDS.Status == "" {
 			return nil
 		}
+		// Turned off, the token's 3-D Secure has no status to tell of.
 		tok.ThreeDS = ThreeDSSettings{Mode: tok.ThreeDS.Mode}
 		tok.UpdatedOn = s.clock.Now()
 		return tx.UpdateToken(ctx, tok)
@@ -456,7 +473,7 @@ const WorkTokenThreeDS WorkKind = "token_three_ds"
 // at once when it needs none.
 func (s *Service) tokenThreeDS(ctx context.Context, w Work) error {
 	var tok *TransactionToken
-	if err := s.storage.View(ctx, func(tx Tx) error {
+	if err := s.view(ctx, func(tx Tx) error {
 		var err error
 		tok, err = tx.Token(ctx, w.ID)
 		return err
@@ -471,7 +488,7 @@ func (s *Service) tokenThreeDS(ctx context.Context, w Work) error {
 		return err
 	}
 	profile := s.processor.ThreeDS(card)
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -503,7 +520,14 @@ func (s *Service) tokenThreeDS(ctx context.Context, w Work) error {
 			tok.ThreeDS.Status = ThreeDSSuccessful
 		}
 		tok.UpdatedOn = now
-		return tx.UpdateToken(ctx, tok)
+		if err := tx.UpdateToken(ctx, tok); err != nil {
+			return err
+		}
+		if tok.ThreeDS.Status == ThreeDSPending {
+			return nil
+		}
+		// Awaiting its shopper, or settled: news either way.
+		return tx.announce(ctx, EventTokenThreeDSUpdated, tok)
 	})
 	if err == nil {
 		s.changes.notify(w.ID)
@@ -513,9 +537,9 @@ func (s *Service) tokenThreeDS(ctx context.Context, w Work) error {
 
 // startChallenge puts a charge in wait of its 3-D Secure challenge, in the
 // worker's transaction.
-func startChallenge(ctx context.Context, tx Tx, ch *Charge, now time.Time) error {
+func (s *Service) startChallenge(ctx context.Context, tx *writeTx, ch *Charge, now time.Time) error {
 	ch.Status, ch.ThreeDS.Status, ch.UpdatedOn = ChargeAwaiting, ThreeDSAwaiting, now
-	if err := tx.UpdateCharge(ctx, ch); err != nil {
+	if err := s.moveCharge(ctx, tx, ch, ChargePending); err != nil {
 		return err
 	}
 	ap := &Approval{

@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"net/mail"
+	"reflect"
 	"strings"
 	"time"
 
@@ -337,7 +338,7 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 			return nil, err
 		}
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		st, err := tx.Store(ctx, storeID)
 		if err != nil {
 			return err
@@ -369,21 +370,21 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if err := tx.CreateToken(ctx, tok); err != nil {
 			return err
 		}
+		if err := tx.announce(ctx, EventTokenCreated, tok); err != nil {
+			return err
+		}
 		if tok.CVVAuthorize.Enabled {
-			if err := tx.EnqueueWork(ctx, WorkCVVAuthorize, tok.ID, now); err != nil {
+			if err := tx.enqueueWork(ctx, WorkCVVAuthorize, tok.ID, now); err != nil {
 				return err
 			}
 		}
 		if tok.ThreeDS.Enabled {
-			return tx.EnqueueWork(ctx, WorkTokenThreeDS, tok.ID, now)
+			return tx.enqueueWork(ctx, WorkTokenThreeDS, tok.ID, now)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if tok.CVVAuthorize.Enabled || tok.ThreeDS.Enabled {
-		s.wakeWorker()
 	}
 	return tok, nil
 }
@@ -396,11 +397,14 @@ func (s *Service) createWalletToken(ctx context.Context, c *Caller, storeID uuid
 		Type: p.Type, Email: p.Email, Active: true, Metadata: p.Metadata, IPAddress: p.IPAddress,
 		Wallet: *p.Wallet, FromBrowser: !c.withSecret, CreatedOn: now, UpdatedOn: now,
 	}
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		if _, err := tx.Store(ctx, storeID); err != nil {
 			return err
 		}
-		return tx.CreateToken(ctx, tok)
+		if err := tx.CreateToken(ctx, tok); err != nil {
+			return err
+		}
+		return tx.announce(ctx, EventTokenCreated, tok)
 	})
 	if err != nil {
 		return nil, err
@@ -459,7 +463,7 @@ func (s *Service) Token(ctx context.Context, c *Caller, storeID, id uuid.UUID, w
 	}
 	var tok *TransactionToken
 	read := func() error {
-		return s.storage.View(ctx, func(tx Tx) error {
+		return s.view(ctx, func(tx Tx) error {
 			var err error
 			tok, err = s.visibleToken(ctx, tx, c, storeID, id)
 			return err
@@ -547,7 +551,7 @@ func (s *Service) Tokens(ctx context.Context, c *Caller, storeID uuid.UUID, f To
 		return emptyPage[*TransactionToken](p), nil
 	}
 	var page Page[*TransactionToken]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -591,11 +595,12 @@ func (s *Service) UpdateToken(ctx context.Context, c *Caller, storeID, id uuid.U
 		return nil, err
 	}
 	var tok *TransactionToken
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if tok, err = s.visibleToken(ctx, tx, c, storeID, id); err != nil {
 			return err
 		}
+		before := *tok
 		now := s.clock.Now()
 		var v Validation
 		if u.Email != nil {
@@ -645,9 +650,27 @@ func (s *Service) UpdateToken(ctx context.Context, c *Caller, storeID, id uuid.U
 			}
 		}
 		tok.UpdatedOn = now
-		return tx.UpdateToken(ctx, tok)
+		if err := tx.UpdateToken(ctx, tok); err != nil {
+			return err
+		}
+		if !tok.patchedFrom(&before) {
+			return nil
+		}
+		return tx.announce(ctx, EventTokenUpdated, tok)
 	})
 	return tok, err
+}
+
+// patchedFrom reports whether a PATCH changed the token from what it was
+// before: what the merchant sees of it (its e-mail, metadata, expiry,
+// billing address) or a CVC sealed anew under another key. A PATCH that
+// changed none of it is not news (token.updated), and neither is a
+// charge marking the token used.
+func (t *TransactionToken) patchedFrom(before *TransactionToken) bool {
+	return t.Email != before.Email || !reflect.DeepEqual(t.Metadata, before.Metadata) ||
+		t.Card.ExpMonth != before.Card.ExpMonth || t.Card.ExpYear != before.Card.ExpYear ||
+		!reflect.DeepEqual(t.Card.Billing, before.Card.Billing) ||
+		t.Card.SealedCVC.KeyID != before.Card.SealedCVC.KeyID && t.Card.SealedCVC.Data != nil
 }
 
 // DeleteToken deactivates a token: it can no longer be charged, but it and
@@ -656,7 +679,7 @@ func (s *Service) DeleteToken(ctx context.Context, c *Caller, storeID, id uuid.U
 	if err := c.requireSecret(); err != nil {
 		return err
 	}
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -666,6 +689,12 @@ func (s *Service) DeleteToken(ctx context.Context, c *Caller, storeID, id uuid.U
 		}
 		tok.Active = false
 		tok.UpdatedOn = s.clock.Now()
-		return tx.UpdateToken(ctx, tok)
+		if err := tx.UpdateToken(ctx, tok); err != nil {
+			return err
+		}
+		if tok.Type != Recurring {
+			return nil
+		}
+		return tx.announce(ctx, EventRecurringTokenDelete, tok)
 	})
 }

@@ -15,24 +15,15 @@ type OneReadViewer interface {
 	ViewOne(ctx context.Context, fn func(Tx) error) error
 }
 
-// ViewOne passes a one-read view to the engine, or runs it as a View when
-// the engine offers none.
-func (e *eventingStorage) ViewOne(ctx context.Context, fn func(Tx) error) error {
-	v, ok := e.Storage.(OneReadViewer)
+// viewOne runs fn, which makes exactly one read, in the cheapest view the
+// storage offers, timed for the Meter.
+func (s *Service) viewOne(ctx context.Context, fn func(Tx) error) error {
+	v, ok := s.storage.(OneReadViewer)
 	if !ok {
-		return e.View(ctx, fn)
+		return s.view(ctx, fn)
 	}
 	start := time.Now()
 	err := v.ViewOne(ctx, fn)
-	e.s.meter.Transaction(TransactionOneRead, time.Since(start))
+	s.meter.Transaction(TransactionOneRead, time.Since(start))
 	return err
-}
-
-// viewOne runs fn, which makes exactly one read, in the cheapest view the
-// storage offers.
-func (s *Service) viewOne(ctx context.Context, fn func(Tx) error) error {
-	if v, ok := s.storage.(OneReadViewer); ok {
-		return v.ViewOne(ctx, fn)
-	}
-	return s.storage.View(ctx, fn)
 }

@@ -137,7 +137,7 @@ func checkWalletCharge(p *NewCharge) error {
 // online or QR-merchant token: the charge awaits the shopper, who pays on
 // the wallet's page until the payment expires.
 func (s *Service) startWalletPayment(ctx context.Context, w Work, tok *TransactionToken) error {
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (s *Service) startWalletPayment(ctx context.Context, w Work, tok *Transacti
 		}
 		now := s.clock.Now()
 		ch.Status, ch.UpdatedOn = ChargeAwaiting, now
-		if err := tx.UpdateCharge(ctx, ch); err != nil {
+		if err := s.moveCharge(ctx, tx, ch, ChargePending); err != nil {
 			return err
 		}
 		ap := &Approval{
@@ -173,7 +173,7 @@ func (s *Service) startWalletPayment(ctx context.Context, w Work, tok *Transacti
 // takes, which the sandbox's page also takes in place of its key.
 func (s *Service) ChargeIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
 	var it *IssuerToken
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -215,7 +215,7 @@ type ChargeQR struct {
 // …/charges/{id}/qr).
 func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*ChargeQR, error) {
 	var qr *ChargeQR
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -244,7 +244,7 @@ func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID
 // merchant cancelled it (a cancel of an awaiting charge): its approval
 // ends canceled and the charge canceled, without an error of the
 // shopper's.
-func withdrawAwaiting(ctx context.Context, tx Tx, ch *Charge, now time.Time) error {
+func (s *Service) withdrawAwaiting(ctx context.Context, tx *writeTx, ch *Charge, now time.Time) error {
 	ap, err := tx.ApprovalFor(ctx, ch.ID)
 	if err != nil && !IsNotFound(err) {
 		return err
@@ -259,7 +259,7 @@ func withdrawAwaiting(ctx context.Context, tx Tx, ch *Charge, now time.Time) err
 		ch.ThreeDS.Status = ThreeDSFailed
 	}
 	ch.Status, ch.UpdatedOn = ChargeCanceled, now
-	if err := tx.UpdateCharge(ctx, ch); err != nil {
+	if err := s.moveCharge(ctx, tx, ch, ChargeAwaiting); err != nil {
 		return err
 	}
 	if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {

@@ -207,7 +207,7 @@ func (s *Service) CreateWebhook(ctx context.Context, c *Caller, storeID uuid.UUI
 	if w.SigningSecret, err = s.vault.Seal([]byte(secret), signingSecretAssociated(w.ID)); err != nil {
 		return nil, err
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if w.StoreID, err = s.webhookOwner(ctx, tx, c, storeID); err != nil {
 			return err
@@ -271,7 +271,7 @@ func (s *Service) Webhook(ctx context.Context, c *Caller, storeID, id uuid.UUID)
 		return nil, err
 	}
 	var w *Webhook
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		w, err = s.visibleWebhook(ctx, tx, c, storeID, id)
 		return err
@@ -286,7 +286,7 @@ func (s *Service) Webhooks(ctx context.Context, c *Caller, storeID uuid.UUID, p 
 		return Page[*Webhook]{}, err
 	}
 	var page Page[*Webhook]
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		owner, err := s.webhookOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -313,7 +313,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, c *Caller, storeID, id uuid
 		}
 	}
 	var w *Webhook
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		if w, err = s.visibleWebhook(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -357,7 +357,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, c *Caller, storeID, id uuid
 	if err := c.requireSecret(); err != nil {
 		return err
 	}
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		w, err := s.visibleWebhook(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err

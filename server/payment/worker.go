@@ -279,7 +279,7 @@ func (s *Service) ProcessPending(ctx context.Context, limit int) (int, error) {
 func (s *Service) claimWork(ctx context.Context, limit int) ([]Work, int, error) {
 	now := s.clock.Now()
 	var claimed []Work
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		claimed, err = tx.ClaimWork(ctx, s.work.id, now, now.Add(s.work.lease), limit)
 		return err
@@ -338,17 +338,17 @@ func (s *Service) runItem(ctx context.Context, w Work) error {
 		// gets a short context of its own.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		return s.storage.Update(rctx, func(tx Tx) error { return tx.ReleaseWork(rctx, w) })
+		return s.update(rctx, func(tx *writeTx) error { return tx.ReleaseWork(rctx, w) })
 	}
 	due := s.clock.Now().Add(kind.backoff(w.Attempts + 1))
-	uerr := s.storage.Update(ctx, func(tx Tx) error { return tx.RetryWork(ctx, w, due, truncateError(err)) })
+	uerr := s.update(ctx, func(tx *writeTx) error { return tx.RetryWork(ctx, w, due, truncateError(err)) })
 	return errors.Join(fmt.Errorf("%s %s (attempt %d, next at %s): %w", w.Kind, w.ID, w.Attempts+1,
 		due.Format(time.RFC3339), err), uerr)
 }
 
 // completeWork removes an item whose object no longer waits for it.
 func (s *Service) completeWork(ctx context.Context, w Work) error {
-	return s.storage.Update(ctx, func(tx Tx) error { return tx.CompleteWork(ctx, w) })
+	return s.update(ctx, func(tx *writeTx) error { return tx.CompleteWork(ctx, w) })
 }
 
 // renewLeases extends, every third of a lease, the leases of the items this
@@ -377,7 +377,7 @@ func (s *Service) renewLeases(ctx context.Context, log *slog.Logger) (stop func(
 				continue
 			}
 			until := s.clock.Now().Add(s.work.lease)
-			err := s.storage.Update(ctx, func(tx Tx) error {
+			err := s.update(ctx, func(tx *writeTx) error {
 				for _, w := range running {
 					if err := tx.ExtendWorkLease(ctx, w, until); err != nil {
 						return err
@@ -431,7 +431,7 @@ func (s *Service) openCard(tok *TransactionToken) (CardDetails, error) {
 func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*Charge, *TransactionToken, CardDetails, error) {
 	var ch *Charge
 	var tok *TransactionToken
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		if ch, err = tx.Charge(ctx, id); err != nil {
 			return err
@@ -471,7 +471,7 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 	step := threeDSNone
 	if ch.Status == ChargePending {
 		var st *Store
-		if err := s.storage.View(ctx, func(tx Tx) error {
+		if err := s.view(ctx, func(tx Tx) error {
 			st, err = tx.Store(ctx, ch.StoreID)
 			return err
 		}); err != nil {
@@ -497,7 +497,7 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -505,7 +505,7 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 		if err != nil || !ch.readyToAuthorize() {
 			return err
 		}
-		now := s.clock.Now()
+		from, now := ch.Status, s.clock.Now()
 		if step == threeDSFrictionless {
 			ch.ThreeDS.Status = ThreeDSSuccessful
 		}
@@ -522,7 +522,7 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 			ch.Status, ch.Error = ChargeFailed, res.Error
 		}
 		ch.UpdatedOn = now
-		if err := tx.UpdateCharge(ctx, ch); err != nil {
+		if err := s.moveCharge(ctx, tx, ch, from); err != nil {
 			return err
 		}
 		if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
@@ -531,7 +531,7 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 		if ch.Status == ChargeAuthorized && ch.CaptureAt != nil {
 			// Queued with the authorisation, so that no authorised charge
 			// with a capture_at is ever without its capture.
-			if err := tx.EnqueueWork(ctx, WorkScheduledCapture, ch.ID, *ch.CaptureAt); err != nil {
+			if err := tx.enqueueWork(ctx, WorkScheduledCapture, ch.ID, *ch.CaptureAt); err != nil {
 				return err
 			}
 		}
@@ -548,7 +548,7 @@ func (s *Service) authorize(ctx context.Context, w Work) error {
 // authorisation: a challenge for the shopper, or, for a card that cannot
 // be authenticated where it must be, the charge's failure (356).
 func (s *Service) beforeAuthorization(ctx context.Context, w Work, step threeDSStep) error {
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -558,11 +558,11 @@ func (s *Service) beforeAuthorization(ctx context.Context, w Work, step threeDSS
 		}
 		now := s.clock.Now()
 		if step == threeDSChallenge {
-			return startChallenge(ctx, tx, ch, now)
+			return s.startChallenge(ctx, tx, ch, now)
 		}
 		ch.Status, ch.ThreeDS.Status, ch.UpdatedOn = ChargeFailed, ThreeDSFailed, now
 		ch.Error = NewPaymentError(ErrCardNotEnrolled, "the card is not enrolled in 3-D Secure")
-		if err := tx.UpdateCharge(ctx, ch); err != nil {
+		if err := s.moveCharge(ctx, tx, ch, ChargePending); err != nil {
 			return err
 		}
 		if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
@@ -589,7 +589,7 @@ func (s *Service) capture(ctx context.Context, w Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -605,7 +605,7 @@ func (s *Service) capture(ctx context.Context, w Work) error {
 			ch.Status, ch.Error, ch.CaptureState, ch.ChargedAmount = ChargeFailed, res.Error, CaptureNone, nil
 		}
 		ch.UpdatedOn = s.clock.Now()
-		if err := tx.UpdateCharge(ctx, ch); err != nil {
+		if err := s.moveCharge(ctx, tx, ch, ChargeAuthorized); err != nil {
 			return err
 		}
 		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
@@ -622,10 +622,10 @@ func (s *Service) capture(ctx context.Context, w Work) error {
 // or asked to capture or void before then is left as it is: the merchant's
 // own decision came first.
 //
-// The capture item is due at once; the Update that queues it wakes the
-// worker (eventingStorage), so it does not wait for the next tick.
+// The capture item is due at once; queuing it wakes the worker
+// (requestCapture), so it does not wait for the next tick.
 func (s *Service) scheduledCapture(ctx context.Context, w Work) error {
-	return s.storage.Update(ctx, func(tx Tx) error {
+	return s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -644,7 +644,7 @@ func (s *Service) scheduledCapture(ctx context.Context, w Work) error {
 func (s *Service) refund(ctx context.Context, w Work) error {
 	id := w.ID
 	var r *Refund
-	if err := s.storage.View(ctx, func(tx Tx) error {
+	if err := s.view(ctx, func(tx Tx) error {
 		var err error
 		r, err = tx.QueuedRefund(ctx, id)
 		return err
@@ -662,7 +662,7 @@ func (s *Service) refund(ctx context.Context, w Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -673,6 +673,10 @@ func (s *Service) refund(ctx context.Context, w Work) error {
 		r.Status, r.Error = operationOutcome(res)
 		r.UpdatedOn = s.clock.Now()
 		if err := tx.UpdateRefund(ctx, r); err != nil {
+			return err
+		}
+		tx.noteSettled(SettledRefund, string(r.Status), r.Error)
+		if err := tx.announce(ctx, EventRefundFinished, r); err != nil {
 			return err
 		}
 		return tx.PutLedgerEntry(ctx, refundLedgerEntry(r))
@@ -687,7 +691,7 @@ func (s *Service) refund(ctx context.Context, w Work) error {
 func (s *Service) void(ctx context.Context, w Work) error {
 	id := w.ID
 	var cn *Cancel
-	if err := s.storage.View(ctx, func(tx Tx) error {
+	if err := s.view(ctx, func(tx Tx) error {
 		var err error
 		cn, err = tx.QueuedCancel(ctx, id)
 		return err
@@ -705,7 +709,7 @@ func (s *Service) void(ctx context.Context, w Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.storage.Update(ctx, func(tx Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -725,7 +729,7 @@ func (s *Service) void(ctx context.Context, w Work) error {
 				cn.Status, cn.Error = OperationFailed, NewPaymentError(ErrCancelUnavailable, "the charge was captured")
 			} else {
 				ch.Status, ch.UpdatedOn = ChargeCanceled, now
-				if err := tx.UpdateCharge(ctx, ch); err != nil {
+				if err := s.moveCharge(ctx, tx, ch, ChargeAuthorized); err != nil {
 					return err
 				}
 				if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
@@ -734,7 +738,11 @@ func (s *Service) void(ctx context.Context, w Work) error {
 			}
 		}
 		cn.UpdatedOn = now
-		return tx.UpdateCancel(ctx, cn)
+		if err := tx.UpdateCancel(ctx, cn); err != nil {
+			return err
+		}
+		tx.noteSettled(SettledCancel, string(cn.Status), cn.Error)
+		return tx.announce(ctx, EventCancelFinished, cn)
 	})
 	if err == nil {
 		s.changes.notify(id)

@@ -28,7 +28,7 @@ type WorkQueueStats struct {
 func (s *Service) WorkQueueStats(ctx context.Context) ([]WorkQueueStats, error) {
 	now := s.clock.Now()
 	var stats []WorkQueueStats
-	err := s.storage.View(ctx, func(tx Tx) error {
+	err := s.view(ctx, func(tx Tx) error {
 		var err error
 		stats, err = tx.WorkQueueStats(ctx, now)
 		return err

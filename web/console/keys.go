@@ -40,7 +40,7 @@ type StoreKeys interface {
 	UpdateWebhook(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, in payment.WebhookInput) (*payment.Webhook, error)
 	DeleteWebhook(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error
 	WebhookDeliveries(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, p payment.ListParams) (payment.Page[payment.DeliveryLogEntry], error)
-	TestWebhook(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (payment.WebhookTestResult, error)
+	PingWebhook(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (payment.WebhookPingResult, error)
 	RedeliverEvent(ctx context.Context, c *payment.Caller, storeID, webhookID, eventID uuid.UUID) (payment.DeliveryLogEntry, error)
 	Clock() payment.Clock
 	CreateToken(ctx context.Context, c *payment.Caller, p payment.NewToken) (*payment.TransactionToken, error)
@@ -327,7 +327,7 @@ type webhookView struct {
 	Next    uuid.UUID
 	HasNext bool
 	// Test is the outcome of a test event just sent.
-	Test *payment.WebhookTestResult
+	Test *payment.WebhookPingResult
 }
 
 // deliveriesPerPage is how many lines of the delivery log a page shows.
@@ -432,7 +432,7 @@ func (c *console) testWebhook(cr *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.svc.TestWebhook(cr.r.Context(), caller, storeID, id)
+	res, err := c.svc.PingWebhook(cr.r.Context(), caller, storeID, id)
 	if err != nil {
 		return err
 	}

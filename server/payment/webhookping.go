@@ -9,42 +9,42 @@ import (
 	"github.com/google/uuid"
 )
 
-// EventWebhookTest is the name of the event TestWebhook sends. It is no
+// EventWebhookTest is the name of the event PingWebhook sends. It is no
 // trigger a webhook can name: only a merchant asking for a test gets it.
 const EventWebhookTest = "webhook_test"
 
-// webhookTestTimeout is how long a test delivery waits for the receiver:
+// webhookPingTimeout is how long a ping waits for the receiver:
 // someone is looking at the page that asked for it.
-const webhookTestTimeout = 10 * time.Second
+const webhookPingTimeout = 10 * time.Second
 
-// WebhookTestResult is what a test delivery got: the receiver's HTTP
+// WebhookPingResult is what a ping got: the receiver's HTTP
 // status (0 when no answer came) and, when it was no 2xx, why, in words
 // that hold no secret.
-type WebhookTestResult struct {
+type WebhookPingResult struct {
 	EventID uuid.UUID
 	Status  int
 	Error   string
 }
 
 // OK reports whether the receiver accepted the test event.
-func (r WebhookTestResult) OK() bool { return r.Error == "" && r.Status >= 200 && r.Status <= 299 }
+func (r WebhookPingResult) OK() bool { return r.Error == "" && r.Status >= 200 && r.Status <= 299 }
 
-// TestWebhook sends a webhook one test event, once and now: a body shaped
+// PingWebhook sends a webhook one test event, once and now: a body shaped
 // and signed as every delivery is (WebhookBody, SignWebhook, the same
 // headers), through the same sender, so that a merchant sees whether the
 // receiver answers and checks signatures. The event is not stored, counts
 // as no delivery and appears in no log. The webhook is found as Webhook
 // finds it (another merchant's, store's or mode's is NOT_FOUND), and it
 // needs the secret. An inactive webhook may be tested too.
-func (s *Service) TestWebhook(ctx context.Context, c *Caller, storeID, id uuid.UUID) (WebhookTestResult, error) {
+func (s *Service) PingWebhook(ctx context.Context, c *Caller, storeID, id uuid.UUID) (WebhookPingResult, error) {
 	hook, err := s.Webhook(ctx, c, storeID, id)
 	if err != nil {
-		return WebhookTestResult{}, err
+		return WebhookPingResult{}, err
 	}
 	now := s.clock.Now()
 	ev := &Event{ID: NewID(), MerchantID: hook.MerchantID, StoreID: hook.StoreID, Mode: hook.Mode,
 		Name: EventWebhookTest, CreatedOn: now}
-	out := WebhookTestResult{EventID: ev.ID}
+	out := WebhookPingResult{EventID: ev.ID}
 	if ev.Data, err = json.Marshal(struct {
 		WebhookID uuid.UUID  `json:"webhook_id"`
 		StoreID   *uuid.UUID `json:"store_id"`
@@ -61,7 +61,7 @@ func (s *Service) TestWebhook(ctx context.Context, c *Caller, storeID, id uuid.U
 	if err != nil {
 		return out, err
 	}
-	sendCtx, cancel := context.WithTimeout(ctx, webhookTestTimeout)
+	sendCtx, cancel := context.WithTimeout(ctx, webhookPingTimeout)
 	defer cancel()
 	status, sendErr := s.webhookSender.Send(sendCtx, req)
 	if ctx.Err() != nil {

@@ -91,13 +91,13 @@ func (f *testHookFixture) newStore(t *testing.T, merchantID uuid.UUID) uuid.UUID
 	return st.ID
 }
 
-// TestTestWebhookSendsASignedTestEvent: the test event arrives once,
+// TestPingWebhookSendsASignedTestEvent: the test event arrives once,
 // signed with the webhook's secret and with its headers, and leaves no
 // event or delivery behind.
-func TestTestWebhookSendsASignedTestEvent(t *testing.T) {
+func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 	f := newTestHookFixture(t)
 	ctx := context.Background()
-	res, err := f.svc.TestWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
+	res, err := f.svc.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,16 +159,16 @@ func TestTestWebhookSendsASignedTestEvent(t *testing.T) {
 	}
 }
 
-// TestTestWebhookReportsFailures: a receiver's error status, or no
+// TestPingWebhookReportsFailures: a receiver's error status, or no
 // answer at all, is the result, not an error of the call; why no answer
 // came is not told beyond "failed".
-func TestTestWebhookReportsFailures(t *testing.T) {
+func TestPingWebhookReportsFailures(t *testing.T) {
 	f := newTestHookFixture(t)
 	ctx := context.Background()
 	f.mu.Lock()
 	f.status = http.StatusInternalServerError
 	f.mu.Unlock()
-	res, err := f.svc.TestWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
+	res, err := f.svc.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestTestWebhookReportsFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = f.svc.TestWebhook(ctx, f.demo.Caller, f.demo.StoreID, gone.ID)
+	res, err = f.svc.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, gone.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +196,9 @@ func TestTestWebhookReportsFailures(t *testing.T) {
 	}
 }
 
-// TestTestWebhookVisibility: the webhook is found only as Webhook finds
+// TestPingWebhookVisibility: the webhook is found only as Webhook finds
 // it; anyone else gets NOT_FOUND and the receiver hears nothing.
-func TestTestWebhookVisibility(t *testing.T) {
+func TestPingWebhookVisibility(t *testing.T) {
 	f := newTestHookFixture(t)
 	ctx := context.Background()
 
@@ -233,7 +233,7 @@ func TestTestWebhookVisibility(t *testing.T) {
 		{"the merchant's token, through the other store", f.server(t, merchantTok), sibling, f.hook.ID},
 		{"an id that is no webhook", f.demo.Caller, f.demo.StoreID, payment.NewID()},
 	} {
-		if _, err := f.svc.TestWebhook(ctx, tc.caller, tc.storeID, tc.id); !payment.IsNotFound(err) {
+		if _, err := f.svc.PingWebhook(ctx, tc.caller, tc.storeID, tc.id); !payment.IsNotFound(err) {
 			t.Errorf("%s: %v, want NOT_FOUND", tc.name, err)
 		}
 	}
@@ -241,7 +241,7 @@ func TestTestWebhookVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.TestWebhook(ctx, browser, f.demo.StoreID, f.hook.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+	if _, err := f.svc.PingWebhook(ctx, browser, f.demo.StoreID, f.hook.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser: %v, want INVALID_PERMISSIONS", err)
 	}
 	f.mu.Lock()
@@ -251,13 +251,13 @@ func TestTestWebhookVisibility(t *testing.T) {
 		t.Errorf("the receiver got %d requests from callers that may not see the webhook", n)
 	}
 	// The merchant's own token through the right store sees it.
-	if res, err := f.svc.TestWebhook(ctx, f.server(t, merchantTok), f.demo.StoreID, f.hook.ID); err != nil || !res.OK() {
+	if res, err := f.svc.PingWebhook(ctx, f.server(t, merchantTok), f.demo.StoreID, f.hook.ID); err != nil || !res.OK() {
 		t.Errorf("the merchant's token through the webhook's store: %+v, %v", res, err)
 	}
 }
 
-// TestTestWebhookWithoutSender: a gateway that sends no webhooks says so.
-func TestTestWebhookWithoutSender(t *testing.T) {
+// TestPingWebhookWithoutSender: a gateway that sends no webhooks says so.
+func TestPingWebhookWithoutSender(t *testing.T) {
 	st := servicetest.New(t, servicetest.Options{})
 	demo := st.SeedDemo(t)
 	ctx := context.Background()
@@ -267,7 +267,7 @@ func TestTestWebhookWithoutSender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Service.TestWebhook(ctx, demo.Caller, demo.StoreID, hook.ID)
+	res, err := st.Service.PingWebhook(ctx, demo.Caller, demo.StoreID, hook.ID)
 	if err != nil || res.OK() || res.Error == "" {
 		t.Errorf("without a sender: %+v, %v; want a failure saying why", res, err)
 	}
