@@ -22,7 +22,7 @@ func (dialect) Name() string { return "sqlite" }
 
 func (dialect) ID(id uuid.UUID) any { return id.String() }
 
-// OptionalID stores uuid.Nil as '' so that "no store" reads as absent.
+// OptionalID stores uuid.Nil as ” so that "no store" reads as absent.
 func (dialect) OptionalID(id uuid.UUID) any {
 	if id == uuid.Nil {
 		return ""
@@ -30,7 +30,7 @@ func (dialect) OptionalID(id uuid.UUID) any {
 	return id.String()
 }
 
-// EffectID is '' for none, as migration 0015 says.
+// EffectID is ” for none, as migration 0015 says.
 func (d dialect) EffectID(id uuid.UUID) any { return d.OptionalID(id) }
 
 func (dialect) Time(t time.Time) any { return t.UnixMicro() }
