@@ -5,16 +5,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/kessai/kessai/server/sqlstore"
 )
 
 // dialect is how this engine stores values and spells what the two
 // engines spell differently (sqlstore.Dialect); the package comment
 // lists the types.
 type dialect struct{}
-
-var _ sqlstore.Dialect = dialect{}
 
 func (dialect) Name() string { return "postgres" }
 

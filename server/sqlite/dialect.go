@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/kessai/kessai/server/sqlstore"
 )
 
 // dialect is how this engine stores values and spells what the two
@@ -15,8 +13,6 @@ import (
 // INTEGER Unix microseconds, calendar days TEXT YYYY-MM-DD. SQLite's
 // lower() and NOCASE fold ASCII letters only, which is the domain's rule.
 type dialect struct{}
-
-var _ sqlstore.Dialect = dialect{}
 
 func (dialect) Name() string { return "sqlite" }
 
