@@ -16,7 +16,9 @@
 // transactions conflict on that row: the second waits for the first one's
 // COMMIT, fails, and runs again on a snapshot that holds its writes.
 // (SELECT … FOR UPDATE would not do: once the first commits, the second
-// goes on with its old snapshot.) So:
+// goes on with its old snapshot.) The SQL core (package sqlstore) does the
+// marking, because this engine's dialect says its reads must
+// (MarksReads). So:
 //
 //   - every single-row read of a charge, token, refund, cancel,
 //     subscription, scheduled payment, approval, webhook, delivery, console

@@ -18,7 +18,8 @@ func (dialect) Name() string { return "sqlite" }
 
 func (dialect) ID(id uuid.UUID) any { return id.String() }
 
-// OptionalID stores uuid.Nil as ” so that "no store" reads as absent.
+// OptionalID stores uuid.Nil as the empty string, so that "no store"
+// reads as absent.
 func (dialect) OptionalID(id uuid.UUID) any {
 	if id == uuid.Nil {
 		return ""

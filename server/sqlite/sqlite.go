@@ -10,6 +10,11 @@
 // survives a power loss, which is what a payment ledger needs. Concurrent
 // writes share one transaction and one COMMIT, each in a savepoint of its
 // own (group commit, group.go), so that one fsync serves them all.
+//
+// The SQL itself, shared with package postgres, is package sqlstore's;
+// this package gives it the statements' runners and its dialect
+// (dialect.go), and keeps the pools, the kept statements, the group
+// commit, the migrations and the snapshot for backups.
 package sqlite
 
 import (
