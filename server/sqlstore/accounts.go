@@ -77,7 +77,7 @@ func scanUser(d Dialect, row Row) (*payment.User, error) {
 	return &u, nil
 }
 
-var userByEmail = `SELECT ` + userColumns + ` FROM users WHERE email = ?`
+const userByEmail = `SELECT ` + userColumns + ` FROM users WHERE email = ?`
 
 func (t *Tx) UserByEmail(ctx context.Context, email string) (*payment.User, error) {
 	u, err := scanUser(t.d, t.q.QueryRowContext(ctx, userByEmail, strings.ToLower(email)))
