@@ -16,7 +16,9 @@
 // transactions conflict on that row: the second waits for the first one's
 // COMMIT, fails, and runs again on a snapshot that holds its writes.
 // (SELECT … FOR UPDATE would not do: once the first commits, the second
-// goes on with its old snapshot.) So:
+// goes on with its old snapshot.) The SQL core (package sqlstore) does the
+// marking, because this engine's dialect says its reads must
+// (MarksReads). So:
 //
 //   - every single-row read of a charge, token, refund, cancel,
 //     subscription, scheduled payment, approval, webhook, delivery, console
@@ -77,6 +79,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -86,7 +89,14 @@ var migrations embed.FS
 // database (and the schema its search_path names).
 type DB struct {
 	pool *pgxpool.Pool
+	// direct serves payment.IdempotencyStore and the key fingerprints,
+	// each write one short transaction of its own (idempotency.go).
+	direct
 }
+
+// direct is embedded under a name of the package's own, so that its
+// methods are the DB's but its fields are not.
+type direct = sqlstore.Direct
 
 var (
 	_ payment.Storage          = (*DB)(nil)
@@ -129,6 +139,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	db := &DB{pool: pool}
+	db.direct = direct{Dialect: dialect{}, Write: db.writeEach}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -232,8 +243,8 @@ func (db *DB) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(p
 	// the panic unwinds, then lets it go on); after a commit, Rollback is a
 	// no-op.
 	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
-	q := querier{tx: ptx, aborted: new(error)}
-	if err := fn(&tx{tx: q, write: write}); err != nil {
+	q := &querier{tx: ptx, aborted: new(error)}
+	if err := fn(sqlstore.NewTx(q, dialect{}, write)); err != nil {
 		// fn may have wrapped the statement's error in its own without
 		// %w (or returned another error because of it): a transaction a
 		// conflict aborted is retried whatever fn made of that.
@@ -255,40 +266,44 @@ func retryable(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
-// querier runs statements written with ? placeholders, as the SQLite
-// engine's are, on one pgx transaction: rebind numbers them $1, $2, ….
-// aborted keeps the first error that aborted the transaction as a
-// conflict with another (retryable), whatever the caller does with it.
+// querier runs sqlstore's statements, written with ? placeholders, on
+// one pgx transaction: rebind numbers them $1, $2, …. aborted keeps the
+// first error that aborted the transaction as a conflict with another
+// (retryable), whatever the caller does with it.
 type querier struct {
 	tx      statements
 	aborted *error
 }
 
-// statements is what a querier runs its statements on: a transaction, or
-// the pool itself for a one-read view (viewone.go).
+// statements is what a querier runs its statements on: a transaction, the
+// pool itself for a one-read view (viewone.go) or for the writes outside
+// the domain's transactions (idempotency.go).
 type statements interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func (q querier) note(err error) error {
+func (q *querier) note(err error) error {
 	if *q.aborted == nil && retryable(err) {
 		*q.aborted = err
 	}
 	return err
 }
 
-func (q querier) ExecContext(ctx context.Context, query string, args ...any) (pgconn.CommandTag, error) {
+func (q *querier) ExecContext(ctx context.Context, query string, args ...any) (sqlstore.Result, error) {
 	tag, err := q.tx.Exec(ctx, rebind(query), args...)
-	return tag, q.note(err)
+	if err != nil {
+		return nil, q.note(err)
+	}
+	return affected(tag.RowsAffected()), nil
 }
 
-func (q querier) QueryRowContext(ctx context.Context, query string, args ...any) pgx.Row {
+func (q *querier) QueryRowContext(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return notedRow{q.tx.QueryRow(ctx, rebind(query), args...), q}
 }
 
-func (q querier) QueryContext(ctx context.Context, query string, args ...any) (pgx.Rows, error) {
+func (q *querier) QueryContext(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
 	rows, err := q.tx.Query(ctx, rebind(query), args...)
 	if err != nil {
 		return nil, q.note(err)
@@ -296,22 +311,32 @@ func (q querier) QueryContext(ctx context.Context, query string, args ...any) (p
 	return notedRows{rows, q}, nil
 }
 
+// affected is the rows a statement changed, as sqlstore asks for them.
+type affected int64
+
+func (n affected) RowsAffected() (int64, error) { return int64(n), nil }
+
 // notedRow and notedRows pass the errors of a query's rows through note.
 type notedRow struct {
 	pgx.Row
-	q querier
+	q *querier
 }
 
 func (r notedRow) Scan(dest ...any) error { return r.q.note(r.Row.Scan(dest...)) }
 
 type notedRows struct {
 	pgx.Rows
-	q querier
+	q *querier
 }
 
 func (r notedRows) Scan(dest ...any) error { return r.q.note(r.Rows.Scan(dest...)) }
 
 func (r notedRows) Err() error { return r.q.note(r.Rows.Err()) }
+
+func (r notedRows) Close() error {
+	r.Rows.Close()
+	return nil
+}
 
 // rebind numbers the ? placeholders of query. The engine's statements hold
 // no ? of their own (no string literal or operator with one), so every ?

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlstore"
 )
 
 // ViewOne runs fn, which makes exactly one read, as one statement on the
@@ -23,7 +24,7 @@ func (db *DB) ViewOne(ctx context.Context, fn func(payment.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return fn(&tx{tx: querier{tx: &oneStatement{pool: db.pool}, aborted: new(error)}})
+	return fn(sqlstore.NewTx(&querier{tx: &oneStatement{pool: db.pool}, aborted: new(error)}, dialect{}, false))
 }
 
 // ErrSecondRead is the panic of a ViewOne whose function read twice.

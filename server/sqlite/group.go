@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/kessai/kessai/server/sqlstore"
 )
 
 // Group commit.
@@ -90,11 +92,7 @@ func newGroupWriter(pool *sql.DB) *groupWriter {
 }
 
 // querier is what a member's statements run on.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+type querier = sqlstore.Querier
 
 // uncancelled runs a member's statements without letting its context
 // interrupt them (see Cancellation above); its values still reach the
@@ -102,16 +100,16 @@ type querier interface {
 // groups (keptstmt.go).
 type uncancelled struct{ g *group }
 
-func (u uncancelled) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (u uncancelled) ExecContext(ctx context.Context, query string, args ...any) (sqlstore.Result, error) {
 	ctx = context.WithoutCancel(ctx)
 	return u.g.tx.ExecContext(ctx, query, args...)
 }
 
-func (u uncancelled) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return u.g.tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+func (u uncancelled) QueryContext(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return rowsOf(u.g.tx.QueryContext(context.WithoutCancel(ctx), query, args...))
 }
 
-func (u uncancelled) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (u uncancelled) QueryRowContext(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return u.g.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }
 

@@ -10,6 +10,11 @@
 // survives a power loss, which is what a payment ledger needs. Concurrent
 // writes share one transaction and one COMMIT, each in a savepoint of its
 // own (group commit, group.go), so that one fsync serves them all.
+//
+// The SQL itself, shared with package postgres, is package sqlstore's;
+// this package gives it the statements' runners and its dialect
+// (dialect.go), and keeps the pools, the kept statements, the group
+// commit, the migrations and the snapshot for backups.
 package sqlite
 
 import (
@@ -26,6 +31,7 @@ import (
 	"sort"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlstore"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -40,9 +46,21 @@ type DB struct {
 	// writer runs the write transactions on write, grouping concurrent
 	// ones into one COMMIT (group.go).
 	writer *groupWriter
+	// direct serves payment.IdempotencyStore and the key fingerprints:
+	// each of its writes is a member of the write groups, like an Update,
+	// so reservations are serialised with each other and with the
+	// domain's transactions, and answered once their COMMIT is durable.
+	direct
 }
 
-var _ payment.Storage = (*DB)(nil)
+// direct is embedded under a name of the package's own, so that its
+// methods are the DB's but its fields are not.
+type direct = sqlstore.Direct
+
+var (
+	_ payment.Storage          = (*DB)(nil)
+	_ payment.IdempotencyStore = (*DB)(nil)
+)
 
 // FileName is the database's name inside the data directory.
 const FileName = "kessai.db"
@@ -83,6 +101,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// the next burst loses the statements it kept (keptstmt.go).
 	read.SetMaxIdleConns(max(4, runtime.NumCPU()))
 	db := &DB{write: write, read: read, writer: newGroupWriter(write)}
+	db.direct = direct{Dialect: dialect{}, Write: db.writer.update}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -166,7 +185,7 @@ func (db *DB) migrate(ctx context.Context) error {
 // transaction that concurrent Updates share, committed together (group
 // commit, group.go). It returns once that COMMIT is durable, or failed.
 func (db *DB) Update(ctx context.Context, fn func(payment.Tx) error) error {
-	return db.writer.update(ctx, func(q querier) error { return fn(&tx{tx: q}) })
+	return db.writer.update(ctx, func(q querier) error { return fn(sqlstore.NewTx(q, dialect{}, true)) })
 }
 
 // View runs fn in a read-only transaction.
@@ -185,7 +204,7 @@ func run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn func(payment
 	// the write pool's one connection would stall every later write. After
 	// a commit, Rollback is a no-op (sql.ErrTxDone).
 	defer func() { _ = sqlTx.Rollback() }()
-	if err = fn(&tx{tx: sqlTx}); err != nil {
+	if err = fn(sqlstore.NewTx(txStatements{sqlTx}, dialect{}, false)); err != nil {
 		return err
 	}
 	if err = sqlTx.Commit(); err != nil {
@@ -199,4 +218,28 @@ func run(ctx context.Context, pool *sql.DB, opts *sql.TxOptions, fn func(payment
 func (db *DB) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := db.write.ExecContext(ctx, query, args...)
 	return err
+}
+
+// txStatements runs a read transaction's statements for sqlstore.
+type txStatements struct{ tx *sql.Tx }
+
+func (s txStatements) ExecContext(ctx context.Context, query string, args ...any) (sqlstore.Result, error) {
+	return s.tx.ExecContext(ctx, query, args...)
+}
+
+func (s txStatements) QueryContext(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return rowsOf(s.tx.QueryContext(ctx, query, args...))
+}
+
+func (s txStatements) QueryRowContext(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return s.tx.QueryRowContext(ctx, query, args...)
+}
+
+// rowsOf passes database/sql's rows on as sqlstore's, and no rows as
+// none (not a nil *sql.Rows in an interface that is not nil).
+func rowsOf(rows *sql.Rows, err error) (sqlstore.Rows, error) {
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/sqlstore"
 )
 
 // ViewOne runs fn, which makes exactly one read, on a read connection with
@@ -30,7 +31,7 @@ func (db *DB) ViewOne(ctx context.Context, fn func(payment.Tx) error) error {
 		return err
 	}
 	defer conn.Close()
-	return fn(&tx{tx: &oneRead{conn: conn}})
+	return fn(sqlstore.NewTx(&oneRead{conn: conn}, dialect{}, false))
 }
 
 // ErrSecondRead is the panic of a ViewOne whose function read twice.
@@ -49,17 +50,17 @@ func (o *oneRead) take() {
 	o.used = true
 }
 
-func (o *oneRead) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (o *oneRead) ExecContext(ctx context.Context, query string, args ...any) (sqlstore.Result, error) {
 	o.take()
 	return o.conn.ExecContext(context.WithoutCancel(ctx), query, args...)
 }
 
-func (o *oneRead) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (o *oneRead) QueryContext(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
 	o.take()
-	return o.conn.QueryContext(context.WithoutCancel(ctx), query, args...)
+	return rowsOf(o.conn.QueryContext(context.WithoutCancel(ctx), query, args...))
 }
 
-func (o *oneRead) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (o *oneRead) QueryRowContext(ctx context.Context, query string, args ...any) sqlstore.Row {
 	o.take()
 	return o.conn.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }

@@ -62,10 +62,13 @@ func Schema(t testing.TB) string {
 }
 
 // Open opens the engine on a fresh schema (Schema) and closes it when t
-// ends.
+// ends. Its pool opens four connections at once (pool_min_conns): a pool
+// that grew only on demand would serve a burst of short Updates one after
+// another on its first connection while the others are still connecting,
+// and the concurrency tests would not be concurrent.
 func Open(t testing.TB) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), Schema(t))
+	db, err := postgres.Open(context.Background(), Schema(t)+"&pool_min_conns=4")
 	if err != nil {
 		t.Fatalf("postgrestest: %v", err)
 	}
