@@ -91,7 +91,7 @@ func Reachable() error {
 
 func unreachable(dbURL string, err error) error {
 	return fmt.Errorf("postgrestest: cannot reach the test database %s: %w\n"+
-		"Start PostgreSQL with scripts/ensure-deps, or: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start\n"+
+		"Start PostgreSQL with .ci/ensure-deps, or: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start\n"+
 		"(it needs trust authentication for postgres on 127.0.0.1 and a database named test; %s overrides the URL)",
 		redact(dbURL), err, EnvURL)
 }
