@@ -267,53 +267,28 @@ func (s *Service) ActOnApproval(ctx context.Context, key string, action Approval
 	return page, nil
 }
 
-// approvalOutcome is what action does to an awaiting approval at now.
+// approvalOutcome is what action does to an awaiting approval at now:
+// expired once its time has run out, whatever the action; otherwise what
+// the payment method of its kind makes of the action.
 func approvalOutcome(ap *Approval, action ApprovalAction, code string, now time.Time) (ApprovalStatus, error) {
 	if ap.Expired(now) {
 		return ApprovalExpired, nil
 	}
-	switch ap.Kind {
-	case ApprovalWallet:
-		switch action {
-		case ActionPay:
-			return ApprovalSuccessful, nil
-		case ActionFail:
-			return ApprovalFailed, nil
-		case ActionCancel:
-			return ApprovalCanceled, nil
-		case ActionExpire:
-			return ApprovalExpired, nil
-		}
-	case ApprovalThreeDS:
-		switch action {
-		case ActionCancel:
-			return ApprovalCanceled, nil
-		case ActionAnswer:
-			if code == ChallengeCode {
-				return ApprovalSuccessful, nil
-			}
-			ap.Tries++
-			if ap.Tries >= maxChallengeTries {
-				return ApprovalFailed, nil
-			}
-			return ApprovalAwaiting, nil
-		}
+	m, err := approvalMethod(ap.Kind)
+	if err != nil {
+		return "", Invalid("action", ReasonInvalidFormat)
 	}
-	return "", Invalid("action", ReasonInvalidFormat)
+	return m.approvalOutcome(ap, action, code)
 }
 
 // settleApproval ends an approval with outcome and applies it to its
 // resource, in the caller's transaction:
 //
-//   - a wallet payment: the charge succeeds, or fails with 340 (refused),
-//     345 (cancelled: the charge is canceled) or 327 (expired);
-//   - a charge's challenge: the authenticated charge goes on to its
-//     authorisation (queued, the worker woken); any other end fails it
-//     with 358;
+//   - a charge: as its payment method says (paymentMethod.settleCharge),
+//     it goes on to its authorisation (queued, the worker woken), or
+//     ends through moveCharge, with its effects;
 //   - a token's challenge: its 3-D Secure status becomes successful or
 //     failed, and its three_ds event is recorded.
-//
-// A charge that ends here ends through moveCharge, with its effects.
 func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *Approval, outcome ApprovalStatus, now time.Time) error {
 	ap.Status, ap.UpdatedOn = outcome, now
 	// The expiry item stays queued: when it comes due it finds the
@@ -348,28 +323,17 @@ func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *Approval,
 	if ch.Status != ChargeAwaiting {
 		return nil
 	}
-	switch {
-	case ap.Kind == ApprovalThreeDS && outcome == ApprovalSuccessful:
+	m, err := methodOf(ch.PaymentType)
+	if err != nil {
+		return err
+	}
+	if m.settleCharge(ch, ap, outcome) {
 		// Still awaiting, now its authorisation: no event yet.
-		ch.ThreeDS.Status = ThreeDSSuccessful
 		ch.UpdatedOn = now
 		if err := tx.UpdateCharge(ctx, ch); err != nil {
 			return err
 		}
 		return tx.enqueueWork(ctx, WorkAuthorize, ch.ID, now)
-	case ap.Kind == ApprovalThreeDS:
-		ch.ThreeDS.Status = ThreeDSFailed
-		ch.Status = ChargeFailed
-		ch.Error = NewPaymentError(ErrThreeDSNotCompleted, "the 3-D Secure authentication was "+string(outcome))
-	case outcome == ApprovalSuccessful:
-		amount := ch.RequestedAmount
-		ch.Status, ch.ChargedAmount, ch.CaptureState = ChargeSuccessful, &amount, CaptureDone
-	case outcome == ApprovalCanceled:
-		ch.Status, ch.Error = ChargeCanceled, NewPaymentError(ErrPaymentCanceled, "the shopper cancelled the payment")
-	case outcome == ApprovalExpired:
-		ch.Status, ch.Error = ChargeFailed, NewPaymentError(ErrConfirmationExpired, "the shopper did not pay in time")
-	default:
-		ch.Status, ch.Error = ChargeFailed, NewPaymentError(ErrWalletRejected, "the wallet refused the payment")
 	}
 	ch.UpdatedOn = now
 	if err := s.moveCharge(ctx, tx, ch, ChargeAwaiting); err != nil {

@@ -69,6 +69,13 @@ func (s *Service) placeCancel(ctx context.Context, tx *writeTx, c *Caller, store
 	if err != nil {
 		return nil, err
 	}
+	m, err := methodOf(ch.PaymentType)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checkCancel(ch); err != nil {
+		return nil, err
+	}
 	now := s.clock.Now()
 	if ch.Status == ChargeAwaiting && ch.ThreeDS.Status != ThreeDSSuccessful {
 		cn := &Cancel{
@@ -165,4 +172,32 @@ func (s *Service) UpdateCancel(ctx context.Context, c *Caller, storeID, chargeID
 		return tx.UpdateCancel(ctx, cn)
 	})
 	return cn, err
+}
+
+// withdrawAwaiting ends a charge that awaits its shopper because the
+// merchant cancelled it (a cancel of an awaiting charge): its approval
+// ends canceled and the charge canceled, without an error of the
+// shopper's.
+func (s *Service) withdrawAwaiting(ctx context.Context, tx *writeTx, ch *Charge, now time.Time) error {
+	ap, err := tx.ApprovalFor(ctx, ch.ID)
+	if err != nil && !IsNotFound(err) {
+		return err
+	}
+	if err == nil && ap.Status == ApprovalAwaiting {
+		ap.Status, ap.UpdatedOn = ApprovalCanceled, now
+		if err := tx.UpdateApproval(ctx, ap); err != nil {
+			return err
+		}
+	}
+	if ch.ThreeDS.Status == ThreeDSAwaiting {
+		ch.ThreeDS.Status = ThreeDSFailed
+	}
+	ch.Status, ch.UpdatedOn = ChargeCanceled, now
+	if err := s.moveCharge(ctx, tx, ch, ChargeAwaiting); err != nil {
+		return err
+	}
+	if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
+		return err
+	}
+	return tx.EraseTokenCVC(ctx, ch.TokenID)
 }

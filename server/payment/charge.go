@@ -317,8 +317,9 @@ type chargeOrder struct {
 	// still to be filled in.
 	charge *Charge
 	caller *Caller
-	// request is the caller's request, for the checks that depend on the
-	// token's payment type (wallets); nil for a subscription's charges.
+	// request is the caller's request, for the checks of the token's
+	// payment method (paymentMethod.checkCharge); nil for a
+	// subscription's charges.
 	request *NewCharge
 }
 
@@ -362,13 +363,15 @@ func (s *Service) placeCharge(ctx context.Context, tx *writeTx, o chargeOrder) e
 			return err
 		}
 	}
-	if isWallet(tok.PaymentType) {
-		if o.request == nil {
-			return Errorf(CodeNotSubscriptionToken, "subscriptions are charged to cards")
-		}
-		if err := checkWalletCharge(o.request); err != nil {
-			return err
-		}
+	m, err := methodOf(tok.PaymentType)
+	if err != nil {
+		return err
+	}
+	if o.request == nil && !m.traits().subscriptions {
+		return Errorf(CodeNotSubscriptionToken, "subscriptions are charged to cards")
+	}
+	if err := m.checkCharge(tok, o.request); err != nil {
+		return err
 	}
 	ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email
 	ch.FromBrowser = c != nil && !c.withSecret
@@ -446,8 +449,9 @@ func chargeEvent(st ChargeStatus) string {
 // transaction makes the check and the recording one atomic step: of N
 // identical concurrent requests exactly one is accepted.
 func (s *Service) rejectDuplicate(ctx context.Context, tx Tx, tok *TransactionToken, ch *Charge, now time.Time) error {
-	if tok.Type != Recurring || tok.PaymentType != PaymentTypeCard || s.limits.DuplicateWindow <= 0 {
-		return nil
+	m, err := methodOf(tok.PaymentType)
+	if err != nil || tok.Type != Recurring || !m.traits().duplicates || s.limits.DuplicateWindow <= 0 {
+		return err
 	}
 	dup, err := tx.RecentCharge(ctx, tok.ID, ch.RequestedAmount, ch.Currency, now.Add(-s.limits.DuplicateWindow))
 	if err != nil || !dup {

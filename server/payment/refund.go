@@ -84,6 +84,13 @@ func (s *Service) CreateRefund(ctx context.Context, c *Caller, storeID, chargeID
 		if ch.Status != ChargeSuccessful || ch.ChargedAmount == nil {
 			return Errorf(CodeCannotRefundUnsuccessful, "only successful charges can be refunded")
 		}
+		m, err := methodOf(ch.PaymentType)
+		if err != nil {
+			return err
+		}
+		if err := m.checkRefund(ch); err != nil {
+			return err
+		}
 		if !sameCurrency(p.Currency, ch.Currency) {
 			return Errorf(CodeCurrencyMustMatchCharge, "refund currency differs from the charge's")
 		}

@@ -562,9 +562,7 @@ func (s *Service) SimulatePlan(ctx context.Context, c *Caller, storeID uuid.UUID
 			return nil, err
 		}
 	}
-	switch paymentType {
-	case "", PaymentTypeCard:
-	default:
+	if m, ok := lookupMethod(paymentType); paymentType != "" && (!ok || !m.traits().subscriptions) {
 		return nil, Errorf(CodeNonSubscriptionPayment, "subscriptions are charged to cards")
 	}
 	if p.InstallmentPlan != nil {

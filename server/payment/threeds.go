@@ -294,22 +294,6 @@ func (s *Service) threeDSIssuerToken(ap *Approval) *IssuerToken {
 	}
 }
 
-// awaitingApproval returns the approval a resource waits on, or the error
-// the reference gives when there is none yet (ISSUER_TOKEN_EMPTY) or no
-// longer (INVALID_CHARGE_STATUS). Which kind it is follows from the
-// resource's payment type, which the callers have checked: a card's are
-// challenges, a wallet's payments.
-func awaitingApproval(ctx context.Context, tx Tx, id uuid.UUID, waiting bool) (*Approval, error) {
-	if !waiting {
-		return nil, Invalid("status", "INVALID_CHARGE_STATUS")
-	}
-	ap, err := tx.ApprovalFor(ctx, id)
-	if IsNotFound(err) || err == nil && ap.Status != ApprovalAwaiting {
-		return nil, Invalid("status", "ISSUER_TOKEN_EMPTY")
-	}
-	return ap, err
-}
-
 // ChargeThreeDSIssuerToken returns where the shopper answers a charge's
 // 3-D Secure challenge, once the charge is awaiting it.
 func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
@@ -322,7 +306,11 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, store
 		if err := s.chargeApprovalCaller(c, ch); err != nil {
 			return err
 		}
-		if ch.TokenPaymentType() != PaymentTypeCard {
+		m, err := methodOf(ch.PaymentType)
+		if err != nil {
+			return err
+		}
+		if m.traits().awaits != awaitsChallenge {
 			return Invalid("transaction_token_id", "ONLY_FOR_CARD_PAYMENT")
 		}
 		switch ch.Status {

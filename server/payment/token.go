@@ -27,10 +27,6 @@ func (t TokenType) valid() bool { return t == OneTime || t == SubscriptionToken 
 // usageLimits are the recurring token usage limits.
 var usageLimits = map[string]bool{"daily": true, "weekly": true, "monthly": true, "annually": true}
 
-// PaymentTypeCard is the payment type of card tokens; wallet.go has the
-// others.
-const PaymentTypeCard = "card"
-
 // Billing is the cardholder's billing address and phone.
 type Billing struct {
 	Line1       string `json:"line1,omitempty"`
@@ -202,10 +198,11 @@ func validEmail(s string) bool {
 func (s *Service) checkNewToken(p *NewToken, c *Caller, now time.Time) error {
 	var v Validation
 	p.Email = strings.TrimSpace(p.Email)
+	m, known := lookupMethod(p.PaymentType)
 	switch {
 	case p.PaymentType == "":
 		v.Add("payment_type", ReasonRequired)
-	case p.PaymentType != PaymentTypeCard && !isWallet(p.PaymentType):
+	case !known:
 		v.Add("payment_type", "PAYMENT_TYPE_NOT_SUPPORTED")
 	}
 	// A request that names no type asks for a one-time token, the kind
@@ -225,35 +222,15 @@ func (s *Service) checkNewToken(p *NewToken, c *Caller, now time.Time) error {
 		}
 	}
 	switch {
-	case p.Email == "" && !isWallet(p.PaymentType):
-		// A wallet knows its shopper: only card payments need an
-		// address to reach them.
+	case p.Email == "" && (!known || m.traits().email):
+		// A wallet knows its shopper: only the methods that need an
+		// address to reach them ask for one.
 		v.Add("email", ReasonRequired)
 	default:
 		checkEmail(&v, "email", p.Email)
 	}
-	if isWallet(p.PaymentType) {
-		checkWallet(&v, p)
-	}
-	if p.PaymentType == PaymentTypeCard {
-		if p.Card == nil {
-			v.Add("data", ReasonRequired)
-		} else {
-			for _, pr := range card.Validate(card.Input{
-				Number: p.Card.Number, ExpMonth: p.Card.ExpMonth, ExpYear: p.Card.ExpYear,
-				CVV: p.Card.CVV, Cardholder: p.Card.Cardholder,
-			}, now) {
-				v.Add(pr.Field, pr.Reason)
-			}
-			if p.Card.CVVAuthorize.Currency != "" {
-				if _, ok := LookupCurrency(p.Card.CVVAuthorize.Currency); !ok {
-					v.Add("cvv_authorize.currency", "INVALID_CURRENCY")
-				}
-			}
-		}
-	}
-	if p.ThreeDS != nil && isWallet(p.PaymentType) {
-		v.Add("three_ds", "ONLY_FOR_CARD_PAYMENT")
+	if known {
+		m.checkToken(&v, p, now)
 	}
 	if p.ThreeDS != nil {
 		if p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
@@ -286,12 +263,9 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 	if err := s.checkNewToken(&p, c, now); err != nil {
 		return nil, err
 	}
-	if isWallet(p.PaymentType) {
-		return s.createWalletToken(ctx, c, storeID, p, now)
-	}
-	number := card.Digits(p.Card.Number)
-	if c.token.Mode == ModeLive && s.processor.IsTestCard(number) {
-		return nil, Errorf(CodeNoTestCardInLiveMode, "test cards cannot be used in live mode")
+	m, err := methodOf(p.PaymentType)
+	if err != nil {
+		return nil, err
 	}
 	tok := &TransactionToken{
 		ID:          NewID(),
@@ -305,67 +279,20 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		Active:      true,
 		Metadata:    p.Metadata,
 		IPAddress:   p.IPAddress,
-		Card: TokenCard{
-			Cardholder: strings.TrimSpace(p.Card.Cardholder),
-			ExpMonth:   p.Card.ExpMonth,
-			ExpYear:    card.NormalizeYear(p.Card.ExpYear),
-			BIN:        card.BIN(number),
-			LastFour:   card.LastFour(number),
-			Brand:      string(card.DetectBrand(number)),
-			Billing:    p.Card.Billing,
-		},
-		CVVAuthorize: CVVAuthorize{Enabled: p.Card.CVVAuthorize.Enabled, Currency: p.Card.CVVAuthorize.Currency},
-		ThreeDS:      p.Card.ThreeDS,
-		FromBrowser:  !c.withSecret,
-		CreatedOn:    now,
-		UpdatedOn:    now,
+		FromBrowser: !c.withSecret,
+		CreatedOn:   now,
+		UpdatedOn:   now,
 	}
-	if p.ThreeDS != nil {
-		// The Node SDK sends three_ds at the top of the request, the
-		// Java SDK inside data: either turns it on.
-		tok.ThreeDS.Enabled = tok.ThreeDS.Enabled || p.ThreeDS.Enabled
-		tok.ThreeDS.Mode = p.ThreeDS.Mode
-		if p.ThreeDS.RedirectEndpoint != "" {
-			tok.ThreeDS.RedirectEndpoint = p.ThreeDS.RedirectEndpoint
-		}
-		tok.ThreeDS.RedirectID = p.ThreeDS.RedirectID
-	}
-	if tok.Card.SealedNumber, err = s.vault.Seal([]byte(number), tok.ID[:]); err != nil {
+	if err := m.newToken(s, c, &p, tok); err != nil {
 		return nil, err
-	}
-	if cvc := card.Digits(p.Card.CVV); cvc != "" {
-		if tok.Card.SealedCVC, err = s.vault.Seal([]byte(cvc), cvcAssociated(tok.ID)); err != nil {
-			return nil, err
-		}
 	}
 	err = s.update(ctx, func(tx *writeTx) error {
 		st, err := tx.Store(ctx, storeID)
 		if err != nil {
 			return err
 		}
-		// The product's PCI DSS rule: card data may pass through a merchant's own site or
-		// server only when the store complies with PCI DSS; otherwise it
-		// must come through Kessai's own widget frame or link form.
-		if !st.PCICompliant && !s.fromGatewayPage(c) {
-			return Errorf(CodeDirectCardTokenDisabled, "this store must collect card data through Kessai's widget or link form")
-		}
-		if err := storeAllowsToken(st.Settings, tok); err != nil {
+		if err := m.admitToken(ctx, s, tx, c, st, tok); err != nil {
 			return err
-		}
-		// A token's 3-D Secure counts for its charges (a charge on an
-		// authenticated token goes frictionless unless forced): what it
-		// asks for is held to the store's as a charge's is. A mode alone,
-		// without enabled, does nothing yet, and is held all the same.
-		if tok.ThreeDS.Enabled || tok.ThreeDS.Mode != "" {
-			if err := c.checkThreeDSMode("three_ds.mode", tokenThreeDSMode(tok.ThreeDS.Mode), st); err != nil {
-				return err
-			}
-		}
-		if tok.CVVAuthorize.Enabled {
-			tok.CVVAuthorize.Status = CVVAuthPending
-		}
-		if tok.ThreeDS.Enabled {
-			tok.ThreeDS.Status = ThreeDSPending
 		}
 		if err := tx.CreateToken(ctx, tok); err != nil {
 			return err
@@ -373,63 +300,12 @@ func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*Tran
 		if err := tx.announce(ctx, EventTokenCreated, tok); err != nil {
 			return err
 		}
-		if tok.CVVAuthorize.Enabled {
-			if err := tx.enqueueWork(ctx, WorkCVVAuthorize, tok.ID, now); err != nil {
-				return err
-			}
-		}
-		if tok.ThreeDS.Enabled {
-			return tx.enqueueWork(ctx, WorkTokenThreeDS, tok.ID, now)
-		}
-		return nil
+		return m.startToken(ctx, tx, tok, now)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return tok, nil
-}
-
-// createWalletToken makes an online or QR-merchant token: no card data, so
-// neither the vault nor the store's card rules have a part in it.
-func (s *Service) createWalletToken(ctx context.Context, c *Caller, storeID uuid.UUID, p NewToken, now time.Time) (*TransactionToken, error) {
-	tok := &TransactionToken{
-		ID: NewID(), StoreID: storeID, MerchantID: c.MerchantID(), Mode: c.token.Mode, PaymentType: p.PaymentType,
-		Type: p.Type, Email: p.Email, Active: true, Metadata: p.Metadata, IPAddress: p.IPAddress,
-		Wallet: *p.Wallet, FromBrowser: !c.withSecret, CreatedOn: now, UpdatedOn: now,
-	}
-	err := s.update(ctx, func(tx *writeTx) error {
-		if _, err := tx.Store(ctx, storeID); err != nil {
-			return err
-		}
-		if err := tx.CreateToken(ctx, tok); err != nil {
-			return err
-		}
-		return tx.announce(ctx, EventTokenCreated, tok)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return tok, nil
-}
-
-// storeAllowsToken applies the store's own settings to a new token: the
-// card brands it refuses and the recurring tokens it may make.
-func storeAllowsToken(st StoreSettings, tok *TransactionToken) error {
-	if st.ForbidsBrand(tok.Card.Brand) {
-		return Errorf(CodeCardBrandNotSupported, "this store does not take cards of this brand")
-	}
-	if tok.Type != Recurring {
-		return nil
-	}
-	switch st.Recurring() {
-	case RecurringNone:
-		return Errorf(CodeRecurringTokenDisabled, "this store does not make recurring tokens")
-	case RecurringBounded:
-		if tok.UsageLimit == "" {
-			return Errorf(CodeRecurringUsageLimit, "this store's recurring tokens need a usage_limit")
-		}
-	}
-	return nil
 }
 
 // cvcAssociated binds a sealed CVC to its token and keeps it from being

@@ -406,28 +406,8 @@ func truncateError(err error) string {
 	return msg[:cut]
 }
 
-// openCard decrypts a token's card for one acquirer call; a wallet token
-// has none.
-func (s *Service) openCard(tok *TransactionToken) (CardDetails, error) {
-	if tok.PaymentType != PaymentTypeCard {
-		return CardDetails{}, nil
-	}
-	number, err := s.vault.Open(tok.Card.SealedNumber, tok.ID[:])
-	if err != nil {
-		return CardDetails{}, err
-	}
-	d := CardDetails{Number: string(number), ExpMonth: tok.Card.ExpMonth, ExpYear: tok.Card.ExpYear, Cardholder: tok.Card.Cardholder}
-	if tok.Card.SealedCVC.Data != nil {
-		cvc, err := s.vault.Open(tok.Card.SealedCVC, cvcAssociated(tok.ID))
-		if err != nil {
-			return CardDetails{}, err
-		}
-		d.CVC = string(cvc)
-	}
-	return d, nil
-}
-
-// chargeAndCard reads a charge, its token and the card behind it.
+// chargeAndCard reads a charge, its token and what the processor is
+// given of it (paymentMethod.instrument: a card, opened from the vault).
 func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*Charge, *TransactionToken, CardDetails, error) {
 	var ch *Charge
 	var tok *TransactionToken
@@ -442,7 +422,11 @@ func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*Charge, *Tr
 	if err != nil {
 		return nil, nil, CardDetails{}, err
 	}
-	card, err := s.openCard(tok)
+	m, err := methodOf(tok.PaymentType)
+	if err != nil {
+		return nil, nil, CardDetails{}, err
+	}
+	card, err := m.instrument(s, tok)
 	return ch, tok, card, err
 }
 
@@ -452,128 +436,23 @@ func (ch *Charge) readyToAuthorize() bool {
 	return ch.Status == ChargePending || ch.Status == ChargeAwaiting && ch.ThreeDS.Status == ThreeDSSuccessful
 }
 
-// authorize carries a charge to the acquirer's answer. A wallet charge
-// goes to its wallet instead; a card charge may first need 3-D Secure
-// (threeDSDecision): a challenge puts it in wait of the shopper, and the
-// item is queued again once they have passed it.
+// authorize carries a charge ready for its authorisation on, as its
+// payment method does (paymentMethod.authorize): a card's to the
+// acquirer's answer, after 3-D Secure where it is needed; a wallet's to
+// awaiting its shopper.
 func (s *Service) authorize(ctx context.Context, w Work) error {
-	id := w.ID
-	ch, tok, card, err := s.chargeAndCard(ctx, id)
+	ch, tok, card, err := s.chargeAndCard(ctx, w.ID)
 	if err != nil {
 		return err
 	}
 	if !ch.readyToAuthorize() {
 		return s.completeWork(ctx, w)
 	}
-	if isWallet(tok.PaymentType) {
-		return s.startWalletPayment(ctx, w, tok)
-	}
-	step := threeDSNone
-	if ch.Status == ChargePending {
-		var st *Store
-		if err := s.view(ctx, func(tx Tx) error {
-			st, err = tx.Store(ctx, ch.StoreID)
-			return err
-		}); err != nil {
-			return err
-		}
-		step = threeDSDecision(ch.ThreeDS.Mode, st.Settings.ThreeDSRequired,
-			tok.ThreeDS.Status == ThreeDSSuccessful, s.processor.ThreeDS(card))
-		if step == threeDSChallenge || step == threeDSNotEnrolled {
-			return s.beforeAuthorization(ctx, w, step)
-		}
-	}
-	req := AuthorizeRequest{
-		ChargeID: ch.ID, Mode: ch.Mode, Card: card, Email: tok.Email,
-		Amount: ch.RequestedAmount, Currency: ch.Currency, Capture: ch.Capture,
-	}
-	switch {
-	case ch.ThreeDS.External != nil:
-		req.ThreeDS = ch.ThreeDS.External.TransactionStatus
-	case step == threeDSFrictionless, ch.ThreeDS.Status == ThreeDSSuccessful:
-		req.ThreeDS = "Y"
-	}
-	res, err := s.processor.Authorize(ctx, req)
+	m, err := methodOf(tok.PaymentType)
 	if err != nil {
 		return err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
-		if err := tx.CompleteWork(ctx, w); err != nil {
-			return err
-		}
-		ch, err := tx.Charge(ctx, id)
-		if err != nil || !ch.readyToAuthorize() {
-			return err
-		}
-		from, now := ch.Status, s.clock.Now()
-		if step == threeDSFrictionless {
-			ch.ThreeDS.Status = ThreeDSSuccessful
-		}
-		switch {
-		case res.Error == nil && ch.Capture:
-			amount := ch.RequestedAmount
-			ch.Status, ch.ChargedAmount, ch.CaptureState = ChargeSuccessful, &amount, CaptureDone
-		case res.Error == nil:
-			amount := ch.RequestedAmount
-			ch.Status, ch.ChargedAmount = ChargeAuthorized, &amount
-		case res.Error.Code == ErrProcessingError:
-			ch.Status, ch.Error = ChargeError, res.Error
-		default:
-			ch.Status, ch.Error = ChargeFailed, res.Error
-		}
-		ch.UpdatedOn = now
-		if err := s.moveCharge(ctx, tx, ch, from); err != nil {
-			return err
-		}
-		if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
-			return err
-		}
-		if ch.Status == ChargeAuthorized && ch.CaptureAt != nil {
-			// Queued with the authorisation, so that no authorised charge
-			// with a capture_at is ever without its capture.
-			if err := tx.enqueueWork(ctx, WorkScheduledCapture, ch.ID, *ch.CaptureAt); err != nil {
-				return err
-			}
-		}
-		// The CVC is kept only until the first authorisation.
-		return tx.EraseTokenCVC(ctx, ch.TokenID)
-	})
-	if err == nil {
-		s.changes.notify(id)
-	}
-	return err
-}
-
-// beforeAuthorization settles what 3-D Secure decided before any
-// authorisation: a challenge for the shopper, or, for a card that cannot
-// be authenticated where it must be, the charge's failure (356).
-func (s *Service) beforeAuthorization(ctx context.Context, w Work, step threeDSStep) error {
-	err := s.update(ctx, func(tx *writeTx) error {
-		if err := tx.CompleteWork(ctx, w); err != nil {
-			return err
-		}
-		ch, err := tx.Charge(ctx, w.ID)
-		if err != nil || ch.Status != ChargePending {
-			return err
-		}
-		now := s.clock.Now()
-		if step == threeDSChallenge {
-			return s.startChallenge(ctx, tx, ch, now)
-		}
-		ch.Status, ch.ThreeDS.Status, ch.UpdatedOn = ChargeFailed, ThreeDSFailed, now
-		ch.Error = NewPaymentError(ErrCardNotEnrolled, "the card is not enrolled in 3-D Secure")
-		if err := s.moveCharge(ctx, tx, ch, ChargePending); err != nil {
-			return err
-		}
-		if err := tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch)); err != nil {
-			return err
-		}
-		return tx.EraseTokenCVC(ctx, ch.TokenID)
-	})
-	if err == nil {
-		s.changes.notify(w.ID)
-	}
-	return err
+	return m.authorize(ctx, s, w, ch, tok, card)
 }
 
 func (s *Service) capture(ctx context.Context, w Work) error {

@@ -1,0 +1,105 @@
+package payment
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// What awaiting means, as the API shows it: a charge that awaits its
+// shopper answers with where the shopper goes (its issuer token) or with
+// the QR code the merchant shows, as its payment method says
+// (methodTraits.awaits); a card's challenge has its own route
+// (ChargeThreeDSIssuerToken).
+
+// awaitingApproval returns the approval a resource waits on, or the error
+// the reference gives when there is none yet (ISSUER_TOKEN_EMPTY) or no
+// longer (INVALID_CHARGE_STATUS). Which kind it is follows from the
+// resource's payment type, which the callers have checked: a card's are
+// challenges, a wallet's payments.
+func awaitingApproval(ctx context.Context, tx Tx, id uuid.UUID, waiting bool) (*Approval, error) {
+	if !waiting {
+		return nil, Invalid("status", "INVALID_CHARGE_STATUS")
+	}
+	ap, err := tx.ApprovalFor(ctx, id)
+	if IsNotFound(err) || err == nil && ap.Status != ApprovalAwaiting {
+		return nil, Invalid("status", "ISSUER_TOKEN_EMPTY")
+	}
+	return ap, err
+}
+
+// ChargeIssuerToken returns where the shopper of a charge that awaits
+// them goes (GET …/charges/{id}/issuer_token), for a payment method whose
+// shopper is sent there (an online wallet's: its page's URL to open,
+// http_get, http_get_mobile and web, or to post the payload to,
+// http_post, or for an app, sdk and app, the opaque token the wallet's
+// SDK takes, which the sandbox's page also takes in place of its key).
+func (s *Service) ChargeIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
+	var it *IssuerToken
+	err := s.view(ctx, func(tx Tx) error {
+		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+		if err != nil {
+			return err
+		}
+		if err := s.chargeApprovalCaller(c, ch); err != nil {
+			return err
+		}
+		m, err := methodOf(ch.PaymentType)
+		if err != nil {
+			return err
+		}
+		if m.traits().awaits != awaitsIssuerToken {
+			return Invalid("transaction_token_id", "NOT_ONLINE_CHARGE")
+		}
+		if ch.Status == ChargePending {
+			return Invalid("status", "ISSUER_TOKEN_EMPTY")
+		}
+		ap, err := awaitingApproval(ctx, tx, ch.ID, ch.Status == ChargeAwaiting)
+		if err != nil {
+			return err
+		}
+		it = m.issuerToken(s.publicOrigin, ch, ap)
+		return nil
+	})
+	return it, err
+}
+
+// ChargeQR is the code a merchant shows for a QR-merchant charge: Ready
+// once the wallet's payment is open, with the address of its PNG.
+type ChargeQR struct {
+	Ready    bool
+	ImageURL string
+}
+
+// ChargeQR returns the QR code of a charge whose payment method has the
+// merchant show one (GET …/charges/{id}/qr).
+func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*ChargeQR, error) {
+	var qr *ChargeQR
+	err := s.view(ctx, func(tx Tx) error {
+		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+		if err != nil {
+			return err
+		}
+		if err := s.chargeApprovalCaller(c, ch); err != nil {
+			return err
+		}
+		m, err := methodOf(ch.PaymentType)
+		if err != nil {
+			return err
+		}
+		if m.traits().awaits != awaitsMerchantQR {
+			return Invalid("transaction_token_id", "NOT_QR_CHARGE")
+		}
+		if ch.Status == ChargePending {
+			qr = &ChargeQR{}
+			return nil
+		}
+		ap, err := awaitingApproval(ctx, tx, ch.ID, ch.Status == ChargeAwaiting)
+		if err != nil {
+			return err
+		}
+		qr = &ChargeQR{Ready: true, ImageURL: m.qrImage(s.publicOrigin, ap)}
+		return nil
+	})
+	return qr, err
+}
