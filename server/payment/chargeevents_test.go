@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // TestChargeEvents: a charge's events and its refunds', oldest first, to
@@ -21,7 +21,7 @@ func TestChargeEvents(t *testing.T) {
 		throttle: &fakeThrottle{}, mail: &mailCatcher{}, dir: t.TempDir()}
 	cs.Stack = servicetest.New(t, servicetest.Options{
 		Clock: cs.clock, PublicOrigin: consoleOrigin, Path: filepath.Join(cs.dir, "kessai.db"),
-		EncodeEvent: api.EncodeEvent, Config: payment.Config{Throttle: cs.throttle, ResetMailer: cs.mail},
+		EncodeEvent: univapay.EncodeEvent, Config: payment.Config{Throttle: cs.throttle, ResetMailer: cs.mail},
 	})
 	cs.demo = cs.SeedDemo(t)
 	ctx := context.Background()

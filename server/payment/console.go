@@ -17,7 +17,7 @@ import (
 )
 
 // The merchant console's accounts: sign-in with a password, sessions kept
-// in storage, password resets. The console's pages (web/hosted) keep only a
+// in storage, password resets. The console's pages (web/console) keep only a
 // session's token in a cookie and act through ConsoleCaller, so that what
 // they show and do passes the same rules as the API: the console is one
 // more door to the same service.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // TestEventsOfEachChange: the events (and what the Meter is told) of the
@@ -25,7 +25,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	ctx := context.Background()
 	meter := &fakeMeter{}
 	st := servicetest.New(t, servicetest.Options{
-		EncodeEvent: api.EncodeEvent, PublicOrigin: "http://gateway.test",
+		EncodeEvent: univapay.EncodeEvent, PublicOrigin: "http://gateway.test",
 		Configure: func(c *payment.Config) { c.Meter = meter },
 	})
 	demo := st.SeedDemo(t)

@@ -7,7 +7,7 @@ import "time"
 const PaymentTypeOnline = "online"
 
 // OnlineBrands are the online wallets the sandbox simulates, each with a
-// page of its own look (web/hosted).
+// page of its own look (web/sandboxpages).
 var OnlineBrands = []string{"pay_pay_online", "alipay_online", "alipay_plus_online", "we_chat_online", "d_barai_online"}
 
 // callMethods are how the shopper's device reaches an online wallet

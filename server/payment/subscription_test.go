@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/univapay"
 )
 
 // The scheduler's tests run years of subscriptions on a fake clock, a day
@@ -33,7 +33,7 @@ type subWorld struct {
 func newSubWorld(t *testing.T, start time.Time, instances int, opts servicetest.Options) *subWorld {
 	t.Helper()
 	w := &subWorld{t: t, clock: kessaitest.NewClock(start)}
-	opts.Clock, opts.Path, opts.EncodeEvent = w.clock, filepath.Join(t.TempDir(), sqlite.FileName), api.EncodeEvent
+	opts.Clock, opts.Path, opts.EncodeEvent = w.clock, filepath.Join(t.TempDir(), sqlite.FileName), univapay.EncodeEvent
 	for range instances {
 		w.stacks = append(w.stacks, servicetest.New(t, opts))
 	}

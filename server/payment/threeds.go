@@ -272,7 +272,7 @@ type IssuerToken struct {
 	PaymentType string
 }
 
-// The gateway's paths of the sandbox's approval pages; web/hosted serves
+// The gateway's paths of the sandbox's approval pages; web/sandboxpages serves
 // them. A key follows each.
 const (
 	ThreeDSPagePath = "/sandbox/3ds/"

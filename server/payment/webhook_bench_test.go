@@ -29,9 +29,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
 
@@ -79,7 +79,7 @@ type benchHooks struct {
 
 func newBenchHooks(b *testing.B) *benchHooks {
 	b.Helper()
-	st := servicetest.New(b, servicetest.Options{EncodeEvent: api.EncodeEvent, WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: true})})
+	st := servicetest.New(b, servicetest.Options{EncodeEvent: univapay.EncodeEvent, WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: true})})
 	demo := st.SeedDemo(b)
 	h := &benchHooks{svc: st.Service, caller: demo.Caller, rc: newBenchReceiver(b)}
 	u := h.rc.URL + "/hook"

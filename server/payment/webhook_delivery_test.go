@@ -1,7 +1,7 @@
 package payment_test
 
 // Webhook delivery end to end: the service as the gateway builds it (events
-// rendered by api.EncodeEvent, sent by webhookhttp) posting to real HTTP
+// rendered by univapay.EncodeEvent, sent by webhookhttp) posting to real HTTP
 // receivers (httptest), driven by the work queue on a fake clock.
 
 import (
@@ -32,6 +32,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/sqlite"
+	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
 
@@ -164,7 +165,7 @@ func newHookFixture(t *testing.T, o hookOptions) *hookFixture {
 	f := &hookFixture{t: t, clk: clk}
 	f.st = servicetest.New(t, servicetest.Options{
 		Clock: clk, Storage: o.storage,
-		EncodeEvent: api.EncodeEvent,
+		EncodeEvent: univapay.EncodeEvent,
 		WebhookSender: webhookhttp.New(webhookhttp.Config{TestModeLocal: true, Timeout: 5 * time.Second,
 			// The receivers are IP literals; no name is looked up for real.
 			LookupHost: func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }}),

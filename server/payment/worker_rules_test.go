@@ -18,7 +18,7 @@ import (
 
 // Rules of the worker, the long poll and the auth cache that each test here
 // guards: every one of them fails when its rule is taken out of the code
-// (scripts/mutations.txt names the deletions).
+// (server/devtools/mutate/mutations.txt names the deletions).
 
 // scripted is the sandbox acquirer with a script: the next fail[op] calls of
 // an operation fail as if the acquirer were unreachable, and a Void can be

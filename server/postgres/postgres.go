@@ -49,7 +49,7 @@
 //
 // fn may therefore run more than once: package payment's Update closures
 // assign their results afresh on each run and act outside the transaction
-// only after Update returns (eventingStorage resets its per-run state). A
+// only after Update returns (Service.update gathers its effects afresh on each run). A
 // View is a REPEATABLE READ, READ ONLY transaction that takes no locks.
 //
 // Types: ids are uuid, with the nil UUID where SQLite stores the empty
