@@ -37,19 +37,9 @@ func awaitingApproval(ctx context.Context, tx Tx, id uuid.UUID, waiting bool) (*
 func (s *Service) ChargeIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
 	var it *IssuerToken
 	err := s.view(ctx, func(tx Tx) error {
-		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+		ch, m, err := s.awaitedCharge(ctx, tx, c, storeID, id, awaitsIssuerToken, "NOT_ONLINE_CHARGE")
 		if err != nil {
 			return err
-		}
-		if err := s.chargeApprovalCaller(c, ch); err != nil {
-			return err
-		}
-		m, err := methodOf(ch.PaymentType)
-		if err != nil {
-			return err
-		}
-		if m.traits().awaits != awaitsIssuerToken {
-			return Invalid("transaction_token_id", "NOT_ONLINE_CHARGE")
 		}
 		if ch.Status == ChargePending {
 			return Invalid("status", "ISSUER_TOKEN_EMPTY")
@@ -76,19 +66,9 @@ type ChargeQR struct {
 func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*ChargeQR, error) {
 	var qr *ChargeQR
 	err := s.view(ctx, func(tx Tx) error {
-		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+		ch, m, err := s.awaitedCharge(ctx, tx, c, storeID, id, awaitsMerchantQR, "NOT_QR_CHARGE")
 		if err != nil {
 			return err
-		}
-		if err := s.chargeApprovalCaller(c, ch); err != nil {
-			return err
-		}
-		m, err := methodOf(ch.PaymentType)
-		if err != nil {
-			return err
-		}
-		if m.traits().awaits != awaitsMerchantQR {
-			return Invalid("transaction_token_id", "NOT_QR_CHARGE")
 		}
 		if ch.Status == ChargePending {
 			qr = &ChargeQR{}
@@ -102,4 +82,27 @@ func (s *Service) ChargeQR(ctx context.Context, c *Caller, storeID, id uuid.UUID
 		return nil
 	})
 	return qr, err
+}
+
+// awaitedCharge reads a charge for one of the routes that say how its
+// shopper is reached (issuer_token, qr, three_ds/issuer_token): one the
+// caller may see and may act on for its shopper, whose payment method
+// reaches its shopper the way the route does; wrongCode is the route's
+// error for a charge of another method.
+func (s *Service) awaitedCharge(ctx context.Context, tx Tx, c *Caller, storeID, id uuid.UUID, how awaitKind, wrongCode string) (*Charge, paymentMethod, error) {
+	ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.chargeApprovalCaller(c, ch); err != nil {
+		return nil, nil, err
+	}
+	m, err := methodOf(ch.PaymentType)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.traits().awaits != how {
+		return nil, nil, Invalid("transaction_token_id", wrongCode)
+	}
+	return ch, m, nil
 }

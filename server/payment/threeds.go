@@ -299,19 +299,9 @@ func (s *Service) threeDSIssuerToken(ap *Approval) *IssuerToken {
 func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) (*IssuerToken, error) {
 	var it *IssuerToken
 	err := s.view(ctx, func(tx Tx) error {
-		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
+		ch, _, err := s.awaitedCharge(ctx, tx, c, storeID, id, awaitsChallenge, "ONLY_FOR_CARD_PAYMENT")
 		if err != nil {
 			return err
-		}
-		if err := s.chargeApprovalCaller(c, ch); err != nil {
-			return err
-		}
-		m, err := methodOf(ch.PaymentType)
-		if err != nil {
-			return err
-		}
-		if m.traits().awaits != awaitsChallenge {
-			return Invalid("transaction_token_id", "ONLY_FOR_CARD_PAYMENT")
 		}
 		switch ch.Status {
 		case ChargePending:
