@@ -21,7 +21,7 @@ import (
 )
 
 // formsFixture is a gateway's service over a real SQLite file, wired as
-// server/serve.go wires it, with two merchants' stores:
+// server/gateway/serve.go wires it, with two merchants' stores:
 //
 //	store A ("Kessai Test Roasters"): token domains shop.example and
 //	         *.shop-cdn.example

@@ -21,7 +21,7 @@ import (
 	"github.com/kessai/kessai/web/site"
 )
 
-// widgetFixture is a gateway wired as server/serve.go wires it, on a fresh
+// widgetFixture is a gateway wired as server/gateway/serve.go wires it, on a fresh
 // SQLite file, with the demo account seeded for a few domains.
 type widgetFixture struct {
 	svc     *payment.Service
