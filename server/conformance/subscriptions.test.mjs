@@ -1,5 +1,5 @@
-// Subscriptions through univapay-node (reference §2.4, §3.7, §6, §7 and
-// §11 row 9): a subscription token → sdk.subscriptions.create →
+// Subscriptions through univapay-node (creation, its first
+// charge and its events): a subscription token → sdk.subscriptions.create →
 // pollSubscriptionWithFirstCharge (the first charge, made at once) → the
 // subscription's charges and scheduled payments → suspend, unsuspend,
 // update → delete; the refusals as the SDK surfaces them; ISO 8601 cycles

@@ -1,4 +1,4 @@
-// Webhooks through univapay-node (reference §2.5, §3.8, §7):
+// Webhooks through univapay-node (registration, signing, delivery):
 // sdk.webHooks.create/list/get/update/delete on a store, and on the token's
 // own store without one in the path; the refusals as the SDK surfaces them
 // (409 WEBHOOK_URL_EXISTS, RESOURCE_LIMIT_REACHED past 20 active webhooks,

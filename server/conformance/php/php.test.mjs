@@ -23,7 +23,7 @@ const php = process.env.KESSAI_PHP || "php";
 const sdkDir = process.env.KESSAI_PHP_SDK_DIR || "";
 const packages = ["univapay-php-sdk/src/Univapay", "requests/src", "money/src"];
 
-// Every event the gateway sends (reference §7's store-level names that
+// Every event the gateway sends (UnivaPay's store-level event names that
 // Kessai has), for the webhook run.php's deliveries go to.
 const EVENTS = [
   "token_created",
