@@ -14,11 +14,12 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 )
 
 // Config is what the API needs.
 type Config struct {
-	Service *payment.Service
+	Service *charging.Service
 	Logger  *slog.Logger
 	// PublicOrigin is the gateway's own origin (scheme://host[:port]); its
 	// pages may always call the API from a browser.
@@ -64,7 +65,7 @@ const merchantPrefix = "/merchants/{merchantId}"
 
 // Server serves the API.
 type Server struct {
-	svc          *payment.Service
+	svc          *charging.Service
 	log          *slog.Logger
 	publicOrigin string
 	maxBody      int64

@@ -27,6 +27,7 @@ import (
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -57,7 +58,7 @@ type fixture struct {
 	db    *sqlite.DB
 	clock *kessaitest.Clock
 	codec *jwt.Codec
-	svc   *payment.Service
+	svc   *charging.Service
 	srv   *api.Server
 
 	merchantA, merchantB      uuid.UUID
@@ -196,8 +197,8 @@ func seedTemplate() (err error) {
 
 // instance returns a Service and API over the fixture's database: a
 // second call is another gateway instance with its own caches.
-func (f *fixture) instance() (*payment.Service, *api.Server) {
-	svc := payment.NewService(f.db, f.clock, f.codec, payment.Config{SecretKey: secretKey, PublicOrigin: publicOrigin,
+func (f *fixture) instance() (*charging.Service, *api.Server) {
+	svc := charging.NewService(f.db, f.clock, f.codec, payment.Config{SecretKey: secretKey, PublicOrigin: publicOrigin,
 		PasswordCost: bcrypt.MinCost})
 	srv := api.New(api.Config{Service: svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: publicOrigin, MaxBodyBytes: maxBody})
 	return svc, srv

@@ -22,6 +22,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -29,7 +30,7 @@ import (
 type idemFixture struct {
 	db    *sqlite.DB
 	srv   *Server
-	svc   *payment.Service
+	svc   *charging.Service
 	idem  *payment.Idempotency
 	clock *kessaitest.Clock
 	demo  *payment.DemoAccount

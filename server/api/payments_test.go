@@ -26,6 +26,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
@@ -56,7 +57,7 @@ type payFixture struct {
 	dir   string
 	db    *sqlite.DB
 	clock *kessaitest.Clock
-	svc   *payment.Service
+	svc   *charging.Service
 	srv   *api.Server
 
 	merchantA, merchantB               uuid.UUID

@@ -31,6 +31,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sandbox"
 )
 
@@ -122,7 +123,7 @@ type rlOptions struct {
 type rlGateway struct {
 	base    *fixture
 	clock   *kessaitest.Clock
-	svc     *payment.Service
+	svc     *charging.Service
 	srv     *api.Server
 	proc    *rlCountingProcessor
 	limiter *rlSwapLimiter
@@ -147,7 +148,7 @@ func newRLGateway(tb testing.TB, o rlOptions) *rlGateway {
 	if o.rules != nil {
 		g.rules = *o.rules
 	}
-	g.svc = payment.NewService(base.db, g.clock, base.codec, payment.Config{
+	g.svc = charging.NewService(base.db, g.clock, base.codec, payment.Config{
 		SecretKey: secretKey, PublicOrigin: publicOrigin, Vault: vault, Processor: g.proc, Limits: o.resources,
 		PasswordCost: bcrypt.MinCost,
 	})

@@ -32,6 +32,7 @@ import (
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/prometheus"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -49,7 +50,7 @@ type gateway struct {
 	cfg     Config
 	log     *slog.Logger
 	db      store
-	service *payment.Service
+	service *charging.Service
 	opts    options
 	// master is the key every other key is derived from (deriveKey).
 	master []byte
@@ -126,7 +127,7 @@ func open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*g
 		db.Close()
 		return nil, err
 	}
-	g.service = payment.NewService(db, g.clock(), codec, payment.Config{
+	g.service = charging.NewService(db, g.clock(), codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
 		PublicOrigin: cfg.publicOrigin(),
 		Vault:        vault,
@@ -153,7 +154,7 @@ func open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*g
 // the payment service over them) without serving, for a command that works
 // on the store while a gateway may run on it (kessai apptoken). closeStore
 // closes the store.
-func OpenService(ctx context.Context, cfg Config, log *slog.Logger) (svc *payment.Service, closeStore func() error, err error) {
+func OpenService(ctx context.Context, cfg Config, log *slog.Logger) (svc *charging.Service, closeStore func() error, err error) {
 	g, err := open(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
@@ -178,7 +179,7 @@ func (g *gateway) limitClock() limit.Clock {
 	return nil
 }
 
-// logger writes the gateway's log to w at the configured level, as
+// Logger writes the gateway's log to w at the configured level, as
 // slog's text (key=value, for people) or, with KESSAI_LOG_FORMAT=json,
 // one JSON object a line with the same keys (for log shippers).
 func (c Config) Logger(w io.Writer) *slog.Logger {
@@ -203,7 +204,7 @@ func serveTo(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	return r.Run(ctx, out)
 }
 
-// running is a started gateway: its HTTP servers serve on bound listeners
+// Running is a started gateway: its HTTP servers serve on bound listeners
 // and its background work is under way.
 type Running struct {
 	*gateway
@@ -227,7 +228,7 @@ func (r *Running) unlock() {
 	}
 }
 
-// start opens the gateway and starts everything it runs: the background
+// Start opens the gateway and starts everything it runs: the background
 // work, then the HTTP servers on ports bound before it returns. What it
 // started is stopped again when it fails.
 func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *Running, err error) {
@@ -401,7 +402,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_
 	return r, nil
 }
 
-// run prints the banner and serves until ctx ends or a server fails, then
+// Run prints the banner and serves until ctx ends or a server fails, then
 // shuts the gateway down.
 func (r *Running) Run(ctx context.Context, out io.Writer) error {
 	printBanner(out, r.cfg, r.creds)
@@ -517,7 +518,7 @@ func newHTTPServer(addr string, h http.Handler, log *slog.Logger) *http.Server {
 	}
 }
 
-// credentials is demo-credentials.json.
+// Credentials is demo-credentials.json.
 type Credentials struct {
 	APIURL          string `json:"api_url"`
 	MerchantID      string `json:"merchant_id"`

@@ -16,7 +16,7 @@ import (
 // backgroundFrames are the functions the gateway's background goroutines
 // run: the worker, the idempotency sweeper and the rate limiters' sweepers.
 var backgroundFrames = []string{
-	"payment.(*Service).RunWorker(",
+	").RunWorker(", // the work queue's worker, wherever the domain keeps it
 	"kessai/server/gateway.sweepEvery(",
 	"limit.(*Memory).SweepEvery(",
 }

@@ -65,10 +65,6 @@ type NewAppToken struct {
 	Domains []string
 }
 
-// maxDomains bounds a token's domain list; it is checked on every browser
-// request.
-const maxDomains = 50
-
 // NormalizeDomain turns what a merchant types as a domain ("shop.example",
 // "https://shop.example:8443/", "*.example.com") into the host[:port] form
 // that is compared with request origins. It reports false for anything that

@@ -12,6 +12,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 )
 
 // fuzzPublicOrigin is the gateway's own origin in FuzzAuthenticate.
@@ -21,7 +22,7 @@ const fuzzPublicOrigin = "https://pay.kessai.test"
 // of one store's merchant: a store token for some domains, the merchant's
 // token, and a revoked store token.
 type authFixture struct {
-	svc                      *payment.Service
+	svc                      *charging.Service
 	store, merchant, revoked *payment.IssuedAppToken
 }
 

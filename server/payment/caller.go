@@ -8,16 +8,31 @@ import (
 )
 
 // Caller is who a request acts for: an app token, and whether its secret
-// came along (a merchant's server) or not (a browser, from Origin). Only
-// this package makes one — Authenticate for API requests, BrowserCaller for
-// the gateway's own pages — so that what a caller may do is decided here and
-// nowhere else. Other packages read it through its methods.
+// came along (a merchant's server) or not (a browser, from Origin). It is
+// made only by the rules that check a credential — Authenticate for API
+// requests, BrowserCaller for the gateway's own pages, ConsoleCaller for a
+// signed-in merchant — through the constructors below; everything else
+// reads it through its methods, so that what a caller may do cannot be
+// changed after it was decided.
 type Caller struct {
 	token      *AppToken
 	withSecret bool
 	origin     string
 	// console is a merchant in the gateway's own console (ConsoleCaller).
 	console bool
+}
+
+// NewCaller is the caller of a checked app token: withSecret when the
+// request proved the token's secret, origin the browser's origin ("" for
+// none).
+func NewCaller(tok *AppToken, withSecret bool, origin string) *Caller {
+	return &Caller{token: tok, withSecret: withSecret, origin: origin}
+}
+
+// NewConsoleCaller is a signed-in merchant acting through the console on
+// the gateway's own origin, with a store's app token and its secret's rights.
+func NewConsoleCaller(tok *AppToken, origin string) *Caller {
+	return &Caller{token: tok, withSecret: true, origin: origin, console: true}
 }
 
 // Token returns a copy of the caller's app token: changing it changes
@@ -43,6 +58,23 @@ func (c *Caller) Console() bool { return c.console }
 // Origin is the browser origin the request came from, "" for none.
 func (c *Caller) Origin() string { return c.origin }
 
+// Mode is the mode of the caller's app token: a test token acts on test
+// data, a live token on live data.
+func (c *Caller) Mode() Mode { return c.token.Mode }
+
+// StoreID is the store of a store token (uuid.Nil for a merchant token).
+func (c *Caller) StoreID() uuid.UUID { return c.token.StoreID }
+
+// TokenID is the id of the caller's app token.
+func (c *Caller) TokenID() uuid.UUID { return c.token.ID }
+
+// IsMerchantToken reports whether the caller holds a merchant-level token,
+// which acts on every store of its merchant.
+func (c *Caller) IsMerchantToken() bool { return c.token.IsMerchantToken() }
+
+// Domains is a copy of the domains the caller's token may be used from.
+func (c *Caller) Domains() []string { return slices.Clone(c.token.Domains) }
+
 // MerchantID is the merchant the caller acts for.
 func (c *Caller) MerchantID() uuid.UUID { return c.token.MerchantID }
 
@@ -56,18 +88,18 @@ func (c *Caller) InMerchant(id uuid.UUID) error {
 	return nil
 }
 
-// canSeeStore reports whether the caller may act on the store: a store
+// CanSeeStore reports whether the caller may act on the store: a store
 // token on its own store, a merchant token on all its merchant's.
-func (c *Caller) canSeeStore(st *Store) bool {
+func (c *Caller) CanSeeStore(st *Store) bool {
 	if st.MerchantID != c.token.MerchantID {
 		return false
 	}
 	return c.token.IsMerchantToken() || c.token.StoreID == st.ID
 }
 
-// requireSecret refuses browser use of operations that only a merchant's
+// RequireSecret refuses browser use of operations that only a merchant's
 // server may perform.
-func (c *Caller) requireSecret() error {
+func (c *Caller) RequireSecret() error {
 	if !c.withSecret {
 		return Errorf(CodeInvalidPermissions, "this operation requires the app token's secret")
 	}
@@ -90,10 +122,10 @@ func (c *Caller) redirectAllowed(raw, gateway string) bool {
 	return ok && gateway != "" && strings.EqualFold(u.Scheme+"://"+u.Host, gateway)
 }
 
-// ownMode narrows a list's mode filter to the caller's mode: a token sees
+// OwnMode narrows a list's mode filter to the caller's mode: a token sees
 // only objects of its own mode, as Stripe's test and live keys do. ok is
 // false when the filter asks for the other mode, whose answer is empty.
-func (c *Caller) ownMode(requested Mode) (mode Mode, ok bool) {
+func (c *Caller) OwnMode(requested Mode) (mode Mode, ok bool) {
 	if requested != "" && requested != c.token.Mode {
 		return "", false
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 )
 
 func TestMaskCardNumbers(t *testing.T) {
@@ -135,7 +136,7 @@ func TestChargeOnUnreadableTokenIsNotNotFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := payment.NewService(failingTokenReads{f.store}, f.clk, f.codec, f.cfg)
+	broken := charging.NewService(failingTokenReads{f.store}, f.clk, f.codec, f.cfg)
 	_, err = broken.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
 	if err == nil || payment.IsNotFound(err) || payment.ErrorCode(err) != payment.CodeInternal {
 		t.Fatalf("CreateCharge with the storage failing: %v (code %s), want an internal error", err, payment.ErrorCode(err))

@@ -2,9 +2,7 @@ package payment
 
 import (
 	"context"
-	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -54,22 +52,18 @@ func (n News) Empty() bool {
 // past it news is dropped (see ChangeFeed: only latency is lost).
 const maxOutbox = 10_000
 
-// newsOutbox gathers this process's news between publications, so that a
+// NewsOutbox gathers this process's news between publications, so that a
 // request never waits for the feed and a burst of changes leaves in a few
 // batches rather than one message each.
-type newsOutbox struct {
+type NewsOutbox struct {
 	mu      sync.Mutex
 	pending News
 	dropped int
-	ready   chan struct{}
+	Ready   chan struct{}
 }
 
-func newNewsOutbox() *newsOutbox {
-	return &newsOutbox{ready: make(chan struct{}, 1)}
-}
-
-// add merges news into the outbox. A nil outbox (no feed) takes nothing.
-func (o *newsOutbox) add(changed, revoked uuid.UUID, work, events bool) {
+// Add merges news into the outbox. A nil outbox (no feed) takes nothing.
+func (o *NewsOutbox) Add(changed, revoked uuid.UUID, work, events bool) {
 	if o == nil {
 		return
 	}
@@ -88,90 +82,17 @@ func (o *newsOutbox) add(changed, revoked uuid.UUID, work, events bool) {
 	o.pending.Events = o.pending.Events || events
 	o.mu.Unlock()
 	select {
-	case o.ready <- struct{}{}:
+	case o.Ready <- struct{}{}:
 	default:
 	}
 }
 
-// take empties the outbox, reporting how much was dropped since the last
+// Take empties the outbox, reporting how much was dropped since the last
 // take.
-func (o *newsOutbox) take() (News, int) {
+func (o *NewsOutbox) Take() (News, int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n, dropped := o.pending, o.dropped
 	o.pending, o.dropped = News{}, 0
 	return n, dropped
-}
-
-// feedRetry is how long the Service waits before listening again after
-// the feed's connection failed.
-const feedRetry = time.Second
-
-// RunChangeFeed publishes this process's news and acts on the other
-// processes' until ctx is done. Without a ChangeFeed in the Config it
-// returns at once.
-func (s *Service) RunChangeFeed(ctx context.Context, log *slog.Logger) {
-	if s.feed == nil {
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.publishNews(ctx, log)
-	}()
-	for ctx.Err() == nil {
-		err := s.feed.Listen(ctx, s.hearNews)
-		if ctx.Err() != nil {
-			break
-		}
-		log.Warn("change feed: listening again after an error", "error", err)
-		// Whatever was published while nobody listened is not coming:
-		// every waiter reads again now rather than at its next recheck.
-		s.changes.notifyAll()
-		s.wakeWorkerHere()
-		s.events.notify()
-		select {
-		case <-ctx.Done():
-		case <-time.After(feedRetry):
-		}
-	}
-	wg.Wait()
-}
-
-func (s *Service) publishNews(ctx context.Context, log *slog.Logger) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.outbox.ready:
-		}
-		n, dropped := s.outbox.take()
-		if dropped > 0 {
-			log.Warn("change feed: news dropped while the outbox was full", "dropped", dropped)
-		}
-		if n.Empty() {
-			continue
-		}
-		if err := s.feed.Publish(ctx, n); err != nil && ctx.Err() == nil {
-			log.Warn("change feed: publishing failed; other processes will find the changes when they read again", "error", err)
-		}
-	}
-}
-
-// hearNews acts on another process's news, on this process only: nothing
-// heard is published again.
-func (s *Service) hearNews(n News) {
-	for _, id := range n.Revoked {
-		s.markAppTokenRevoked(id)
-	}
-	for _, id := range n.Changed {
-		s.changes.notifyHere(id)
-	}
-	if n.Work {
-		s.wakeWorkerHere()
-	}
-	if n.Events {
-		s.events.notify()
-	}
 }

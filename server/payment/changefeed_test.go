@@ -12,6 +12,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -229,7 +230,7 @@ func TestChangeFeedRereadsAfterReconnecting(t *testing.T) {
 }
 
 // pollCharge starts a long poll of a minute on ch.
-func pollCharge(t *testing.T, svc *payment.Service, c *payment.Caller, ch *payment.Charge) <-chan *payment.Charge {
+func pollCharge(t *testing.T, svc *charging.Service, c *payment.Caller, ch *payment.Charge) <-chan *payment.Charge {
 	t.Helper()
 	polled := make(chan *payment.Charge, 1)
 	go func() {
@@ -257,13 +258,13 @@ func awaitPoll(t *testing.T, polled <-chan *payment.Charge) {
 
 // newCardCharge creates a charge on a new card token and leaves it to the
 // worker.
-func newCardCharge(t *testing.T, svc *payment.Service, c *payment.Caller) *payment.Charge {
+func newCardCharge(t *testing.T, svc *charging.Service, c *payment.Caller) *payment.Charge {
 	t.Helper()
 	return newCardChargeCapture(t, svc, c, true)
 }
 
 // newCardChargeCapture is newCardCharge, captured or only authorised.
-func newCardChargeCapture(t *testing.T, svc *payment.Service, c *payment.Caller, capture bool) *payment.Charge {
+func newCardChargeCapture(t *testing.T, svc *charging.Service, c *payment.Caller, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
 	tt, err := svc.CreateToken(ctx, c, payment.NewToken{

@@ -1,8 +1,6 @@
 package payment
 
 import (
-	"context"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,53 +42,4 @@ type Dashboard struct {
 // life.
 func ChargeStatuses() []ChargeStatus {
 	return []ChargeStatus{ChargePending, ChargeAwaiting, ChargeAuthorized, ChargeSuccessful, ChargeFailed, ChargeError, ChargeCanceled}
-}
-
-// Dashboard counts the charges the caller can see, in its mode, created on
-// day's UTC date: all its merchant's stores for a merchant caller, one
-// store for a store caller.
-func (s *Service) Dashboard(ctx context.Context, c *Caller, day time.Time) (*Dashboard, error) {
-	if err := c.requireSecret(); err != nil {
-		return nil, err
-	}
-	from := day.UTC().Truncate(24 * time.Hour)
-	f := ChargeStatsFilter{MerchantID: c.MerchantID(), Mode: c.token.Mode, From: from, To: from.Add(24 * time.Hour)}
-	if !c.token.IsMerchantToken() {
-		f.StoreID = c.token.StoreID
-	}
-	var stats []ChargeStat
-	err := s.view(ctx, func(tx Tx) error {
-		var err error
-		stats, err = tx.ChargeStats(ctx, f)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	d := &Dashboard{Mode: f.Mode, From: f.From, To: f.To, Counts: map[ChargeStatus]int{}, Volume: map[string]int64{}}
-	order := ChargeStatuses()
-	slices.SortFunc(stats, func(a, b ChargeStat) int {
-		if ia, ib := slices.Index(order, a.Status), slices.Index(order, b.Status); ia != ib {
-			return ia - ib
-		}
-		switch {
-		case a.Currency < b.Currency:
-			return -1
-		case a.Currency > b.Currency:
-			return 1
-		}
-		return 0
-	})
-	d.Stats = stats
-	for _, st := range order {
-		d.Counts[st] = 0
-	}
-	for _, st := range stats {
-		d.Counts[st.Status] += st.Count
-		d.Total += st.Count
-		if st.Status == ChargeSuccessful {
-			d.Volume[st.Currency] += st.Amount
-		}
-	}
-	return d, nil
 }

@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"context"
 	"encoding/json"
 	"sync/atomic"
 	"time"
@@ -81,85 +80,34 @@ type EventFilter struct {
 // WorkWebhookDelivery sends a Delivery (the item's object).
 const WorkWebhookDelivery WorkKind = "webhook_delivery"
 
-// An eventSubject is a resource an event can tell of: a token, charge,
-// refund, cancel or subscription, which carries its id and its owner.
-type eventSubject interface {
-	eventOwner() (id, merchantID, storeID uuid.UUID, mode Mode)
-}
-
-func (t *TransactionToken) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+func (t *TransactionToken) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 	return t.ID, t.MerchantID, t.StoreID, t.Mode
 }
 
-func (ch *Charge) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+func (ch *Charge) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 	return ch.ID, ch.MerchantID, ch.StoreID, ch.Mode
 }
 
-func (r *Refund) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+func (r *Refund) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 	return r.ID, r.MerchantID, r.StoreID, r.Mode
 }
 
-func (cn *Cancel) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+func (cn *Cancel) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 	return cn.ID, cn.MerchantID, cn.StoreID, cn.Mode
 }
 
-func (sub *Subscription) eventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
+func (sub *Subscription) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 	return sub.ID, sub.MerchantID, sub.StoreID, sub.Mode
 }
 
-// announce records the event name of resource, its data the resource as
-// the API shows it now, with a delivery (and the work item that sends it,
-// which wakes the worker) for each active webhook of the owner that hears
-// it; once the transaction commits it rings the event streams. Without an
-// EventEncoder (tests of the rules alone) it records nothing.
-func (w *writeTx) announce(ctx context.Context, name string, resource eventSubject) error {
-	if w.s.encodeEvent == nil {
-		return nil
-	}
-	data, err := w.s.encodeEvent(resource)
-	if err != nil {
-		return err
-	}
-	id, merchantID, storeID, mode := resource.eventOwner()
-	now := w.s.clock.Now()
-	ev := &Event{
-		ID: NewID(), MerchantID: merchantID, StoreID: storeID, Mode: mode, Name: name,
-		ResourceID: id, Data: data, CreatedOn: now,
-	}
-	if err := w.CreateEvent(ctx, ev); err != nil {
-		return err
-	}
-	w.events = true
-	hooks, err := w.ActiveWebhooks(ctx, merchantID, storeID, mode)
-	if err != nil {
-		return err
-	}
-	for _, h := range hooks {
-		if !h.hears(name) {
-			continue
-		}
-		d := &Delivery{
-			ID: NewID(), EventID: ev.ID, WebhookID: h.ID, MerchantID: merchantID, StoreID: storeID,
-			Status: DeliveryPending, CreatedOn: now, UpdatedOn: now,
-		}
-		if err := w.CreateDelivery(ctx, d); err != nil {
-			return err
-		}
-		if err := w.enqueueWork(ctx, WorkWebhookDelivery, d.ID, now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// eventBell rings when events were committed on this instance, for the
+// EventBell rings when events were committed on this instance, for the
 // event streams (kessai listen) to read them at once; they also re-read on
 // their own for events of other instances.
-type eventBell struct {
+type EventBell struct {
 	ch atomic.Pointer[chan struct{}]
 }
 
-func (b *eventBell) wait() <-chan struct{} {
+func (b *EventBell) Wait() <-chan struct{} {
 	for {
 		if c := b.ch.Load(); c != nil {
 			return *c
@@ -171,7 +119,7 @@ func (b *eventBell) wait() <-chan struct{} {
 	}
 }
 
-func (b *eventBell) notify() {
+func (b *EventBell) Notify() {
 	if c := b.ch.Swap(nil); c != nil {
 		close(*c)
 	}

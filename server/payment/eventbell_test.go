@@ -9,6 +9,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 )
@@ -19,7 +20,7 @@ import (
 // streams' own re-read every second is only the fallback.
 func TestEventBellRings(t *testing.T) {
 	ctx := context.Background()
-	newToken := func(t *testing.T, svc *payment.Service, c *payment.Caller) {
+	newToken := func(t *testing.T, svc *charging.Service, c *payment.Caller) {
 		t.Helper()
 		if _, err := svc.CreateToken(ctx, c, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",

@@ -13,6 +13,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/univapay"
 )
@@ -21,7 +22,7 @@ import (
 // events and settlements of one path at a time.
 type pathFixture struct {
 	t     *testing.T
-	svc   *payment.Service
+	svc   *charging.Service
 	c     *payment.Caller
 	store uuid.UUID
 	clock *kessaitest.Clock

@@ -264,11 +264,11 @@ func (m meteredIdempotencyStore) DeleteExpired(ctx context.Context, before time.
 // IdempotencyScope is the account a caller's keys live in: its merchant,
 // its store (none for a merchant token) and its mode.
 func IdempotencyScope(c *Caller) string {
-	s := "merchant:" + c.token.MerchantID.String()
-	if !c.token.IsMerchantToken() {
-		s += "/store:" + c.token.StoreID.String()
+	s := "merchant:" + c.MerchantID().String()
+	if !c.IsMerchantToken() {
+		s += "/store:" + c.StoreID().String()
 	}
-	return s + "/mode:" + string(c.token.Mode)
+	return s + "/mode:" + string(c.Mode())
 }
 
 // ValidIdempotencyKey checks a key: present and at most
@@ -285,7 +285,7 @@ func ValidIdempotencyKey(key string) error {
 		return Invalid(IdempotencyKeyField, ReasonInvalidFormat)
 	}
 	var v Validation
-	checkText(&v, IdempotencyKeyField, key, MaxIdempotencyKeyLength)
+	CheckText(&v, IdempotencyKeyField, key, MaxIdempotencyKeyLength)
 	return v.Err()
 }
 
@@ -439,26 +439,6 @@ func (res *IdempotencyReservation) Complete(ctx context.Context, resp *Idempoten
 // retry past the lock timeout would find it too).
 func (res *IdempotencyReservation) Release(ctx context.Context) (*IdempotentEffect, error) {
 	return res.i.store.Release(ctx, res.ref.Scope, res.ref.Key, res.ref.Lock)
-}
-
-// recordEffect notes on the key a request runs under (ref; nil for a
-// request without one) what the transaction makes, in that transaction.
-// A reservation taken over meanwhile fails it with IDEMPOTENCY_KEY_CONFLICT,
-// so that it rolls back: the retry that took the key over runs the request
-// itself, and one key never makes two objects.
-func recordEffect(ctx context.Context, tx Tx, ref *IdempotencyRef, eff IdempotentEffect) error {
-	if ref == nil {
-		return nil
-	}
-	held, err := tx.RecordIdempotentEffect(ctx, *ref, eff)
-	if err != nil {
-		return err
-	}
-	if !held {
-		return Errorf(CodeIdempotencyConflict,
-			"the idempotency key was taken over by a retry of this request, which runs it instead")
-	}
-	return nil
 }
 
 // Sweep deletes the expired keys and returns how many there were. Call it

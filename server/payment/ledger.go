@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,26 +30,6 @@ const (
 	LedgerRefund = "refund"
 )
 
-func chargeLedgerEntry(ch *Charge) *LedgerEntry {
-	amount := ch.RequestedAmount
-	if ch.ChargedAmount != nil {
-		amount = *ch.ChargedAmount
-	}
-	return &LedgerEntry{
-		ResourceID: ch.ID, StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID,
-		Type: LedgerCharge, Status: string(ch.Status), Amount: amount, Currency: ch.Currency,
-		Mode: ch.Mode, Metadata: ch.Metadata, CreatedOn: ch.CreatedOn, UpdatedOn: ch.UpdatedOn,
-	}
-}
-
-func refundLedgerEntry(r *Refund) *LedgerEntry {
-	return &LedgerEntry{
-		ResourceID: r.ID, StoreID: r.StoreID, MerchantID: r.MerchantID, ChargeID: r.ChargeID,
-		Type: LedgerRefund, Status: string(r.Status), Amount: r.Amount, Currency: r.Currency,
-		Mode: r.Mode, Metadata: r.Metadata, CreatedOn: r.CreatedOn, UpdatedOn: r.UpdatedOn,
-	}
-}
-
 // LedgerFilter narrows the transaction history.
 type LedgerFilter struct {
 	MerchantID uuid.UUID
@@ -66,35 +45,6 @@ type LedgerFilter struct {
 	// MetadataKey/Value match one metadata entry, as Metadata.Matches.
 	MetadataKey   string
 	MetadataValue string
-}
-
-// Transactions lists the transaction history of one store or of all the
-// caller's stores.
-func (s *Service) Transactions(ctx context.Context, c *Caller, storeID uuid.UUID, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error) {
-	if err := c.requireSecret(); err != nil {
-		return Page[*LedgerEntry]{}, err
-	}
-	if f.Type != "" && f.Type != LedgerCharge && f.Type != LedgerRefund {
-		return Page[*LedgerEntry]{}, Invalid("type", ReasonInvalidFormat)
-	}
-	if f.Mode != "" && !f.Mode.Valid() {
-		return Page[*LedgerEntry]{}, Invalid("mode", ReasonInvalidFormat)
-	}
-	var ok bool
-	if f.Mode, ok = c.ownMode(f.Mode); !ok {
-		return emptyPage[*LedgerEntry](p), nil
-	}
-	var page Page[*LedgerEntry]
-	err := s.view(ctx, func(tx Tx) error {
-		scope, err := s.listScope(ctx, tx, c, storeID)
-		if err != nil {
-			return err
-		}
-		f.MerchantID, f.StoreID = scope.MerchantID, scope.StoreID
-		page, err = tx.ListLedger(ctx, f, p)
-		return err
-	})
-	return page, err
 }
 
 // MatchesSearch reports whether a history search for q finds the line e,

@@ -54,7 +54,7 @@ func ParseMetadata(raw json.RawMessage, field string) (Metadata, error) {
 	}
 	// An update may hold nulls (remove this key); merged metadata is
 	// checked again.
-	if err := Metadata(m).check(field); err != nil {
+	if err := Metadata(m).Check(field); err != nil {
 		return nil, err
 	}
 	return Metadata(m), nil
@@ -66,9 +66,9 @@ func emptyArray(raw []byte) bool {
 	return len(raw) >= 2 && raw[0] == '[' && raw[len(raw)-1] == ']' && len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
 }
 
-// check applies the bounds to metadata as a whole: the number of keys, the
+// Check applies the bounds to metadata as a whole: the number of keys, the
 // encoded size, and each key and value.
-func (m Metadata) check(field string) error {
+func (m Metadata) Check(field string) error {
 	if len(m) > maxMetadataKeys {
 		return Invalid(field, "ILLEGAL_NUMBER_OF_ITEMS")
 	}
@@ -76,7 +76,7 @@ func (m Metadata) check(field string) error {
 		// A bad key is reported against the field: naming it would echo
 		// it, card number or megabyte included.
 		var ks Validation
-		checkText(&ks, field, k, maxMetadataKeyLen)
+		CheckText(&ks, field, k, maxMetadataKeyLen)
 		if k == "" {
 			ks.Add(field, ReasonInvalidLength)
 		}
@@ -104,7 +104,7 @@ func checkMetadataValue(v any, field string, arrayAllowed bool) error {
 		return nil
 	case string:
 		var vs Validation
-		checkNote(&vs, field, x, maxMetadataValueLen)
+		CheckNote(&vs, field, x, maxMetadataValueLen)
 		return vs.Err()
 	case []any:
 		if !arrayAllowed {
@@ -168,7 +168,7 @@ func (m Metadata) Merge(update Metadata) (Metadata, error) {
 		}
 		out[k] = v
 	}
-	if err := out.check("metadata"); err != nil {
+	if err := out.Check("metadata"); err != nil {
 		return nil, err
 	}
 	return out, nil

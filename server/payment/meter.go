@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"slices"
 	"time"
 )
 
@@ -71,26 +70,13 @@ func PaymentErrorName(e *PaymentError) string {
 	return "OTHER"
 }
 
-// noMeter counts nothing.
-type noMeter struct{}
+// NoMeter counts nothing.
+type NoMeter struct{}
 
-func (noMeter) Settled(string, string, string)                 {}
-func (noMeter) WorkAttempted(WorkKind, bool)                   {}
-func (noMeter) WebhookAttempted(DeliveryStatus, time.Duration) {}
-func (noMeter) Transaction(string, time.Duration)              {}
+func (NoMeter) Settled(string, string, string) {}
 
-// settlement is what one transaction settled, told to the Meter once it
-// has committed.
-type settlement struct {
-	kind, status, errorName string
-}
+func (NoMeter) WorkAttempted(WorkKind, bool) {}
 
-// WorkKinds are the kinds of work this version carries out, sorted.
-func WorkKinds() []WorkKind {
-	kinds := make([]WorkKind, 0, len(workKinds))
-	for k := range workKinds {
-		kinds = append(kinds, k)
-	}
-	slices.Sort(kinds)
-	return kinds
-}
+func (NoMeter) WebhookAttempted(DeliveryStatus, time.Duration) {}
+
+func (NoMeter) Transaction(string, time.Duration) {}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -162,7 +163,7 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 // awaitRefund runs the worker until the refund is no longer
 // pending (its retry waits a back-off of the failed attempt: the fixture's
 // clock is the system's, so this waits it out, at most a few seconds).
-func awaitRefund(t *testing.T, svc *payment.Service, demo *servicetest.Demo, ch *payment.Charge, id uuid.UUID) {
+func awaitRefund(t *testing.T, svc *charging.Service, demo *servicetest.Demo, ch *payment.Charge, id uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)

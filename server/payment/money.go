@@ -42,28 +42,6 @@ func LookupCurrency(code string) (Currency, bool) {
 	return c, ok
 }
 
-// checkAmount validates an amount in a currency: the currency known, the
-// amount positive and at most the currency's largest charge. Every
-// operation that takes an amount (charge, capture, refund, subscription)
-// bounds it this way before any arithmetic, so sums of amounts stay far
-// from int64's limits.
-func checkAmount(amount int64, currency string, amountField string) (Currency, error) {
-	var v Validation
-	cur, ok := LookupCurrency(currency)
-	if currency == "" {
-		v.Add("currency", ReasonRequired)
-	} else if !ok {
-		v.Add("currency", "INVALID_CURRENCY")
-	}
-	switch {
-	case amount <= 0:
-		v.Add(amountField, "INVALID_AMOUNT")
-	case ok && amount > cur.MaxAmount:
-		v.Add(amountField, ReasonNumberMax)
-	}
-	return cur, v.Err()
-}
-
 // FormatAmount writes an amount in minor units as a major-unit decimal
 // without trailing zeros (USD 1250 → "12.5", JPY 1000 → "1000"), the form of
 // the wire's *_formatted fields.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -16,7 +17,7 @@ const pagesOrigin = "https://pay.kessai.test"
 // pagesFixture is a service over a real SQLite file with the demo account,
 // whose store token allows shop.example.
 type pagesFixture struct {
-	svc  *payment.Service
+	svc  *charging.Service
 	db   *sqlite.DB
 	demo *payment.DemoAccount
 	// server is the store token used with its secret.

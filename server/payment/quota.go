@@ -38,12 +38,12 @@ type ResourceLimits struct {
 	DuplicateWindow time.Duration
 }
 
-// defaultWebhooks is the active webhooks per store and per merchant.
-const defaultWebhooks = 20
+// DefaultWebhooks is the active webhooks per store and per merchant.
+const DefaultWebhooks = 20
 
 // DefaultResourceLimits are the spec's values.
 func DefaultResourceLimits() ResourceLimits {
-	return ResourceLimits{AppTokens: 20, TestChargesPerDay: 1440, DuplicateWindow: 30 * time.Second, Webhooks: defaultWebhooks}
+	return ResourceLimits{AppTokens: 20, TestChargesPerDay: 1440, DuplicateWindow: 30 * time.Second, Webhooks: DefaultWebhooks}
 }
 
 func (q Quota) key(scope string, now time.Time) QuotaKey {
@@ -54,10 +54,10 @@ func (q Quota) key(scope string, now time.Time) QuotaKey {
 	return k
 }
 
-// take counts one unit for scope, or answers RESOURCE_LIMIT_REACHED. It must
+// Take counts one unit for scope, or answers RESOURCE_LIMIT_REACHED. It must
 // run in the transaction that creates the object, so that the count and the
 // object land together or not at all.
-func (q Quota) take(ctx context.Context, tx Tx, scope string, now time.Time) error {
+func (q Quota) Take(ctx context.Context, tx Tx, scope string, now time.Time) error {
 	ok, err := tx.TakeQuota(ctx, q.key(scope, now), q.Limit)
 	if err != nil {
 		return err
@@ -72,8 +72,8 @@ func (q Quota) take(ctx context.Context, tx Tx, scope string, now time.Time) err
 	return nil
 }
 
-// release gives back the unit of an object that stopped being active.
-func (q Quota) release(ctx context.Context, tx Tx, scope string, now time.Time) error {
+// Release gives back the unit of an object that stopped being active.
+func (q Quota) Release(ctx context.Context, tx Tx, scope string, now time.Time) error {
 	if q.Daily {
 		return nil
 	}

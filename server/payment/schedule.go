@@ -127,11 +127,11 @@ func ParseCycle(s string) (Cycle, bool) {
 // days that held when stored subscriptions were made: their schedules
 // must go on as they were agreed.
 func readCycle(s string) (Cycle, bool) {
-	d, ok := parseISODuration(s)
+	d, ok := ParseISODuration(s)
 	if !ok || d.hours%24 != 0 {
 		return Cycle{}, false
 	}
-	c := Cycle{Months: d.years*12 + d.months, Days: d.weeks*7 + d.days + d.hours/24}
+	c := Cycle{Months: d.years*12 + d.months, Days: d.weeks*7 + d.Days + d.hours/24}
 	if c.Months == 0 && c.Days == 0 || c.Months > maxCycleMonths || c.Days > maxStoredCycleDays {
 		return Cycle{}, false
 	}
@@ -170,16 +170,16 @@ func tenYearsLeft(months int) int {
 	return e.days
 }
 
-// isoDuration is an ISO 8601 duration's parts; seconds and minutes are not
+// IsoDuration is an ISO 8601 duration's parts; seconds and minutes are not
 // used by anything Kessai schedules.
-type isoDuration struct{ years, months, weeks, days, hours int }
+type IsoDuration struct{ years, months, weeks, Days, hours int }
 
 // maxDurationPart bounds each number of a duration, so that no sum of
 // them can overflow.
 const maxDurationPart = 100_000
 
-func parseISODuration(s string) (isoDuration, bool) {
-	var d isoDuration
+func ParseISODuration(s string) (IsoDuration, bool) {
+	var d IsoDuration
 	rest, ok := strings.CutPrefix(s, "P")
 	if !ok || rest == "" || len(s) > 40 {
 		return d, false
@@ -207,7 +207,7 @@ func parseISODuration(s string) (isoDuration, bool) {
 		}
 		return true
 	}
-	if !read(datePart, "YMWD", []*int{&d.years, &d.months, &d.weeks, &d.days}) ||
+	if !read(datePart, "YMWD", []*int{&d.years, &d.months, &d.weeks, &d.Days}) ||
 		hasTime && !read(timePart, "H", []*int{&d.hours}) {
 		return d, false
 	}
@@ -224,11 +224,11 @@ const (
 // ParseRetryInterval reads a retry interval: an ISO 8601 duration of
 // weeks, days and hours (P5D, PT48H).
 func ParseRetryInterval(s string) (time.Duration, bool) {
-	d, ok := parseISODuration(s)
+	d, ok := ParseISODuration(s)
 	if !ok || d.years != 0 || d.months != 0 {
 		return 0, false
 	}
-	total := time.Duration(d.weeks*7*24+d.days*24+d.hours) * time.Hour
+	total := time.Duration(d.weeks*7*24+d.Days*24+d.hours) * time.Hour
 	return total, total >= minRetryInterval && total <= maxRetryInterval
 }
 

@@ -33,7 +33,7 @@ func TestTenYearsLeft(t *testing.T) {
 func TestStoredCyclesStillRead(t *testing.T) {
 	for period, want := range map[string]Cycle{"P10Y1D": {Months: 120, Days: 1}, "P3660D": {Days: 3660}, "P1M": {Months: 1}} {
 		sub := &Subscription{CyclicalPeriod: period}
-		if got := sub.cycle(); got != want {
+		if got := sub.Cycle(); got != want {
 			t.Errorf("the cycle of a stored %s = %+v, want %+v", period, got, want)
 		}
 	}

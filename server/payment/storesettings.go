@@ -1,11 +1,8 @@
 package payment
 
 import (
-	"context"
 	"slices"
 	"strings"
-
-	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/wasm/card"
 )
@@ -52,14 +49,14 @@ func validColour(s string) bool {
 	return true
 }
 
-func (u *StoreUpdate) check() error {
+func (u *StoreUpdate) Check() error {
 	var v Validation
 	if u.Name != nil {
 		*u.Name = strings.TrimSpace(*u.Name)
 		if *u.Name == "" {
 			v.Add("name", ReasonRequired)
 		} else {
-			checkText(&v, "name", *u.Name, maxStoreName)
+			CheckText(&v, "name", *u.Name, maxStoreName)
 		}
 	}
 	if u.ForbiddenCardBrands != nil {
@@ -96,47 +93,4 @@ func (u *StoreUpdate) check() error {
 		}
 	}
 	return v.Err()
-}
-
-// UpdateStore changes a store's name and settings: what GET /stores/{id}
-// shows as its configuration and GET /checkout_info gives the widget. It
-// needs the secret (a server or the console); another merchant's store is
-// NOT_FOUND.
-func (s *Service) UpdateStore(ctx context.Context, c *Caller, storeID uuid.UUID, u StoreUpdate) (*Store, error) {
-	if err := c.requireSecret(); err != nil {
-		return nil, err
-	}
-	if err := u.check(); err != nil {
-		return nil, err
-	}
-	var st *Store
-	err := s.update(ctx, func(tx *writeTx) error {
-		var err error
-		if st, err = s.visibleStore(ctx, tx, c, storeID); err != nil {
-			return err
-		}
-		if u.Name != nil {
-			st.Name = *u.Name
-		}
-		if u.PCICompliant != nil {
-			st.PCICompliant = *u.PCICompliant
-		}
-		if u.CardEnabled != nil {
-			st.Settings.CardEnabled = *u.CardEnabled
-		}
-		if u.ThreeDSRequired != nil {
-			st.Settings.ThreeDSRequired = *u.ThreeDSRequired
-		}
-		if u.ForbiddenCardBrands != nil {
-			st.Settings.ForbiddenCardBrands = *u.ForbiddenCardBrands
-		}
-		if u.RecurringType != nil {
-			st.Settings.RecurringType = *u.RecurringType
-		}
-		if u.Theme != nil {
-			st.Settings.Theme = *u.Theme
-		}
-		return tx.UpdateStore(ctx, st)
-	})
-	return st, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 )
 
 // BenchmarkSchedulerPayments is how fast the scheduler carries b.N
@@ -21,12 +22,12 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 	ctx := context.Background()
 	limits := payment.DefaultResourceLimits()
 	limits.TestChargesPerDay = 1 << 30
-	setup := func(b *testing.B) (*payment.Service, *payment.Caller, *kessaitest.Clock) {
+	setup := func(b *testing.B) (*charging.Service, *payment.Caller, *kessaitest.Clock) {
 		clock := kessaitest.NewClock(time.Date(2027, 1, 1, 1, 0, 0, 0, time.UTC))
 		st := servicetest.New(b, servicetest.Options{Clock: clock, Config: payment.Config{Limits: limits}})
 		return st.Service, st.SeedDemo(b).Caller, clock
 	}
-	token := func(b *testing.B, svc *payment.Service, c *payment.Caller, typ payment.TokenType) *payment.TransactionToken {
+	token := func(b *testing.B, svc *charging.Service, c *payment.Caller, typ payment.TokenType) *payment.TransactionToken {
 		tok, err := svc.CreateToken(ctx, c, payment.NewToken{PaymentType: "card", Type: typ, Email: "d@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
@@ -34,7 +35,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 		}
 		return tok
 	}
-	drain := func(b *testing.B, svc *payment.Service) {
+	drain := func(b *testing.B, svc *charging.Service) {
 		for {
 			n, err := svc.ProcessPending(ctx, 256)
 			if err != nil {

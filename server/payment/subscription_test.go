@@ -13,6 +13,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 )
@@ -26,7 +27,7 @@ type subWorld struct {
 	t      *testing.T
 	clock  *kessaitest.Clock
 	stacks []*servicetest.Stack
-	svc    *payment.Service
+	svc    *charging.Service
 	demo   *servicetest.Demo
 }
 

@@ -17,9 +17,9 @@ const (
 	maxZipLen         = 16
 	maxPhoneLen       = 20
 	maxURLLen         = 2048
-	maxRedirectIDLen  = 255
+	MaxRedirectIDLen  = 255
 	maxIPLen          = 45 // the longest textual IPv6 address
-	maxMessageLen     = 1024
+	MaxMessageLen     = 1024
 	maxDescriptorLen  = 64
 	maxMerchantTxnLen = 32
 )
@@ -43,15 +43,15 @@ const (
 	ReasonInvalidPhone   = "INVALID_PHONE_NUMBER"
 )
 
-// checkText records what is wrong with a one-line free-text field, if
+// CheckText records what is wrong with a one-line free-text field, if
 // anything: more than max characters, control characters, or a card number.
-func checkText(v *Validation, field, s string, max int) {
+func CheckText(v *Validation, field, s string, max int) {
 	checkString(v, field, s, max, unicode.IsControl)
 }
 
-// checkNote is checkText for text that may run over several lines (a
+// CheckNote is checkText for text that may run over several lines (a
 // refund's message, a metadata note): tabs and line breaks are allowed.
-func checkNote(v *Validation, field, s string, max int) {
+func CheckNote(v *Validation, field, s string, max int) {
 	checkString(v, field, s, max, func(r rune) bool {
 		return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
 	})
@@ -68,9 +68,9 @@ func checkString(v *Validation, field, s string, max int, forbidden func(rune) b
 	}
 }
 
-// checkIP records a problem with an optional IP address field (the
+// CheckIP records a problem with an optional IP address field (the
 // shopper's address, which acquirers use for risk checks).
-func checkIP(v *Validation, field, s string) {
+func CheckIP(v *Validation, field, s string) {
 	if s == "" {
 		return
 	}
@@ -166,24 +166,24 @@ func checkURL(v *Validation, field, s string) {
 	}
 }
 
-// checkRedirect records a problem with an optional URL field the gateway
+// CheckRedirect records a problem with an optional URL field the gateway
 // sends the caller's shopper to: its form (checkURL), then where it leads
 // (Caller.redirectAllowed; gateway is the gateway's public origin).
-func checkRedirect(v *Validation, c *Caller, gateway, field, s string) {
+func CheckRedirect(v *Validation, c *Caller, gateway, field, s string) {
 	checkURL(v, field, s)
 	if s != "" && ValidWebURL(s) && !c.redirectAllowed(s, gateway) {
 		v.Add(field, ReasonInvalidDomain)
 	}
 }
 
-// check records what is wrong with a billing address. Country is an ISO
+// Check records what is wrong with a billing address. Country is an ISO
 // 3166-1 alpha-2 code (the reference's plugins send "JP"); it is upper-cased.
-func (b *Billing) check(v *Validation, prefix string) {
-	checkText(v, prefix+"line1", b.Line1, maxAddressLineLen)
-	checkText(v, prefix+"line2", b.Line2, maxAddressLineLen)
-	checkText(v, prefix+"state", b.State, maxCityLen)
-	checkText(v, prefix+"city", b.City, maxCityLen)
-	checkText(v, prefix+"zip", b.Zip, maxZipLen)
+func (b *Billing) Check(v *Validation, prefix string) {
+	CheckText(v, prefix+"line1", b.Line1, maxAddressLineLen)
+	CheckText(v, prefix+"line2", b.Line2, maxAddressLineLen)
+	CheckText(v, prefix+"state", b.State, maxCityLen)
+	CheckText(v, prefix+"city", b.City, maxCityLen)
+	CheckText(v, prefix+"zip", b.Zip, maxZipLen)
 	if b.Country != "" {
 		c := strings.ToUpper(strings.TrimSpace(b.Country))
 		if len(c) != 2 || c[0] < 'A' || c[0] > 'Z' || c[1] < 'A' || c[1] > 'Z' {

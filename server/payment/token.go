@@ -1,15 +1,11 @@
 package payment
 
 import (
-	"context"
-	"net/mail"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/kessai/kessai/wasm/card"
 )
 
 // TokenType is how a transaction token may be used.
@@ -22,10 +18,7 @@ const (
 	Recurring         TokenType = "recurring"
 )
 
-func (t TokenType) valid() bool { return t == OneTime || t == SubscriptionToken || t == Recurring }
-
-// usageLimits are the recurring token usage limits.
-var usageLimits = map[string]bool{"daily": true, "weekly": true, "monthly": true, "annually": true}
+func (t TokenType) Valid() bool { return t == OneTime || t == SubscriptionToken || t == Recurring }
 
 // Billing is the cardholder's billing address and phone.
 type Billing struct {
@@ -157,206 +150,14 @@ type NewToken struct {
 	ThreeDS *ThreeDSSettings
 }
 
-// fromGatewayPage reports whether a request came from one of the gateway's
-// own pages (the widget frame, the link form): a browser request without a
-// secret whose origin is the gateway itself.
-func (s *Service) fromGatewayPage(c *Caller) bool {
-	return c.console || !c.withSecret && c.origin != "" && s.publicOrigin != "" &&
-		strings.EqualFold(strings.TrimRight(c.origin, "/"), s.publicOrigin)
-}
-
-// storeCaller returns the store a store token acts for; merchant tokens
-// cannot create payments (UnivaPay's wire format).
-func storeCaller(c *Caller) (uuid.UUID, error) {
-	if c.token.IsMerchantToken() {
-		return uuid.Nil, Errorf(CodeInvalidPermissions, "this operation needs a store app token")
-	}
-	return c.token.StoreID, nil
-}
-
-// checkEmail records what is wrong with an e-mail address that is to be
-// stored: not an address, or an address made of a card number, which
-// would then be stored and shown in the clear.
-func checkEmail(v *Validation, field, s string) {
-	switch {
-	case s == "":
-	case !validEmail(s):
-		v.Add(field, "INVALID_FORMAT_EMAIL")
-	case ContainsCardNumber(s):
-		v.Add(field, ReasonCardNumber)
-	}
-}
-
-func validEmail(s string) bool {
-	if len(s) > 254 {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && a.Name == ""
-}
-
-func (s *Service) checkNewToken(p *NewToken, c *Caller, now time.Time) error {
-	var v Validation
-	p.Email = strings.TrimSpace(p.Email)
-	m, known := lookupMethod(p.PaymentType)
-	switch {
-	case p.PaymentType == "":
-		v.Add("payment_type", ReasonRequired)
-	case !known:
-		v.Add("payment_type", "PAYMENT_TYPE_NOT_SUPPORTED")
-	}
-	// A request that names no type asks for a one-time token, the kind
-	// that needs no further setting (PHP's SDK leaves type out unless it
-	// is given one).
-	if p.Type == "" {
-		p.Type = OneTime
-	}
-	if !p.Type.valid() {
-		v.Add("type", ReasonInvalidFormat)
-	}
-	if p.UsageLimit != "" {
-		if p.Type != Recurring {
-			v.Add("usage_limit", "USAGE_LIMIT_NOT_APPLICABLE")
-		} else if !usageLimits[p.UsageLimit] {
-			v.Add("usage_limit", ReasonInvalidFormat)
-		}
-	}
-	switch {
-	case p.Email == "" && (!known || m.traits().email):
-		// A wallet knows its shopper: only the methods that need an
-		// address to reach them ask for one.
-		v.Add("email", ReasonRequired)
-	default:
-		checkEmail(&v, "email", p.Email)
-	}
-	if known {
-		m.checkToken(&v, p, now)
-	}
-	if p.ThreeDS != nil {
-		if p.ThreeDS.Mode != "" && !tokenThreeDSModes[p.ThreeDS.Mode] {
-			v.Add("three_ds.mode", ReasonInvalidFormat)
-		}
-		checkRedirect(&v, c, s.publicOrigin, "three_ds.redirect_endpoint", p.ThreeDS.RedirectEndpoint)
-		checkText(&v, "three_ds.redirect_id", p.ThreeDS.RedirectID, maxRedirectIDLen)
-	}
-	if p.Card != nil {
-		p.Card.Billing.check(&v, "")
-		checkRedirect(&v, c, s.publicOrigin, "three_ds.redirect_endpoint", p.Card.ThreeDS.RedirectEndpoint)
-	}
-	checkIP(&v, "ip_address", p.IPAddress)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	return p.Metadata.check("metadata")
-}
-
-// tokenThreeDSModes are the 3-D Secure modes a token may ask for.
-var tokenThreeDSModes = map[string]bool{"normal": true, "force": true, "skip": true, "if_available": true}
-
-// CreateToken tokenises a card for the caller's store.
-func (s *Service) CreateToken(ctx context.Context, c *Caller, p NewToken) (*TransactionToken, error) {
-	storeID, err := storeCaller(c)
-	if err != nil {
-		return nil, err
-	}
-	now := s.clock.Now()
-	if err := s.checkNewToken(&p, c, now); err != nil {
-		return nil, err
-	}
-	m, err := methodOf(p.PaymentType)
-	if err != nil {
-		return nil, err
-	}
-	tok := &TransactionToken{
-		ID:          NewID(),
-		StoreID:     storeID,
-		MerchantID:  c.MerchantID(),
-		Mode:        c.token.Mode,
-		PaymentType: p.PaymentType,
-		Type:        p.Type,
-		UsageLimit:  p.UsageLimit,
-		Email:       p.Email,
-		Active:      true,
-		Metadata:    p.Metadata,
-		IPAddress:   p.IPAddress,
-		FromBrowser: !c.withSecret,
-		CreatedOn:   now,
-		UpdatedOn:   now,
-	}
-	if err := m.newToken(s, c, &p, tok); err != nil {
-		return nil, err
-	}
-	err = s.update(ctx, func(tx *writeTx) error {
-		st, err := tx.Store(ctx, storeID)
-		if err != nil {
-			return err
-		}
-		if err := m.admitToken(ctx, s, tx, c, st, tok); err != nil {
-			return err
-		}
-		if err := tx.CreateToken(ctx, tok); err != nil {
-			return err
-		}
-		if err := tx.announce(ctx, EventTokenCreated, tok); err != nil {
-			return err
-		}
-		return m.startToken(ctx, tx, tok, now)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return tok, nil
-}
-
-// cvcAssociated binds a sealed CVC to its token and keeps it from being
-// swapped with the sealed number.
-func cvcAssociated(id uuid.UUID) []byte { return append([]byte("cvc:"), id[:]...) }
-
-// visibleToken returns a token the caller may see; a store token sees its
-// store's, a merchant token its merchant's.
-func (s *Service) visibleToken(ctx context.Context, tx Tx, c *Caller, storeID, id uuid.UUID) (*TransactionToken, error) {
-	if _, err := s.visibleStore(ctx, tx, c, storeID); err != nil {
-		return nil, err
-	}
-	tok, err := tx.Token(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if tok.StoreID != storeID || tok.Mode != c.token.Mode {
-		return nil, NotFound("transaction token")
-	}
-	return tok, nil
-}
-
-// Token returns one of a store's transaction tokens. It holds the
-// shopper's e-mail, name and billing address: only a merchant's server
-// (with the secret) may read it. With wait > 0 it is a long poll, as for
-// charges: while the token's CVV check or 3-D Secure is under way it waits
-// up to wait for it to change (the PHP SDK's awaitResult re-reads at once).
-func (s *Service) Token(ctx context.Context, c *Caller, storeID, id uuid.UUID, wait time.Duration) (*TransactionToken, error) {
-	if err := c.requireSecret(); err != nil {
-		return nil, err
-	}
-	var tok *TransactionToken
-	read := func() error {
-		return s.view(ctx, func(tx Tx) error {
-			var err error
-			tok, err = s.visibleToken(ctx, tx, c, storeID, id)
-			return err
-		})
-	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return tok.stage(), tok.inFlight() })
-	return tok, err
-}
-
-// stage is where the token's checks are, for a long poll to see a change.
-func (t *TransactionToken) stage() string {
+// Stage is where the token's checks are, for a long poll to see a change.
+func (t *TransactionToken) Stage() string {
 	return string(t.CVVAuthorize.Status) + "/" + string(t.ThreeDS.Status)
 }
 
-// inFlight reports whether something is under way for the token: its CVV
+// InFlight reports whether something is under way for the token: its CVV
 // check, or its 3-D Secure (waiting for the issuer or the shopper).
-func (t *TransactionToken) inFlight() bool {
+func (t *TransactionToken) InFlight() bool {
 	return t.CVVAuthorize.Status == CVVAuthPending || t.ThreeDS.Status == ThreeDSPending || t.ThreeDS.Status == ThreeDSAwaiting
 }
 
@@ -416,45 +217,6 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// Tokens lists transaction tokens of one store (storeID) or, for uuid.Nil,
-// of every store the caller can see.
-func (s *Service) Tokens(ctx context.Context, c *Caller, storeID uuid.UUID, f TokenFilter, p ListParams) (Page[*TransactionToken], error) {
-	if err := c.requireSecret(); err != nil {
-		return Page[*TransactionToken]{}, err
-	}
-	var ok bool
-	if f.Mode, ok = c.ownMode(f.Mode); !ok {
-		return emptyPage[*TransactionToken](p), nil
-	}
-	var page Page[*TransactionToken]
-	err := s.view(ctx, func(tx Tx) error {
-		scope, err := s.listScope(ctx, tx, c, storeID)
-		if err != nil {
-			return err
-		}
-		f.MerchantID, f.StoreID = scope.MerchantID, scope.StoreID
-		page, err = tx.ListTokens(ctx, f, p)
-		return err
-	})
-	return page, err
-}
-
-// listScope is whose objects a list shows: one store, or for a merchant
-// token without a store in the path, all of the merchant's.
-func (s *Service) listScope(ctx context.Context, tx Tx, c *Caller, storeID uuid.UUID) (AppTokenFilter, error) {
-	if storeID == uuid.Nil {
-		if c.token.IsMerchantToken() {
-			return AppTokenFilter{MerchantID: c.MerchantID()}, nil
-		}
-		return AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.token.StoreID}, nil
-	}
-	st, err := s.visibleStore(ctx, tx, c, storeID)
-	if err != nil {
-		return AppTokenFilter{}, err
-	}
-	return AppTokenFilter{MerchantID: st.MerchantID, StoreID: st.ID}, nil
-}
-
 // TokenUpdate changes a token: nil fields stay as they are.
 type TokenUpdate struct {
 	Email    *string
@@ -465,112 +227,14 @@ type TokenUpdate struct {
 	Billing  *Billing
 }
 
-// UpdateToken applies a PATCH to a token.
-func (s *Service) UpdateToken(ctx context.Context, c *Caller, storeID, id uuid.UUID, u TokenUpdate) (*TransactionToken, error) {
-	if err := c.requireSecret(); err != nil {
-		return nil, err
-	}
-	var tok *TransactionToken
-	err := s.update(ctx, func(tx *writeTx) error {
-		var err error
-		if tok, err = s.visibleToken(ctx, tx, c, storeID, id); err != nil {
-			return err
-		}
-		before := *tok
-		now := s.clock.Now()
-		var v Validation
-		if u.Email != nil {
-			tok.Email = strings.TrimSpace(*u.Email)
-			if tok.Email == "" {
-				v.Add("email", "INVALID_FORMAT_EMAIL")
-			} else {
-				checkEmail(&v, "email", tok.Email)
-			}
-		}
-		month, year := tok.Card.ExpMonth, tok.Card.ExpYear
-		if u.ExpMonth != nil {
-			month = *u.ExpMonth
-		}
-		if u.ExpYear != nil {
-			year = card.NormalizeYear(*u.ExpYear)
-		}
-		if u.ExpMonth != nil || u.ExpYear != nil {
-			if month < 1 || month > 12 {
-				v.Add(card.FieldExpMonth, card.ReasonInvalidExpiration)
-			} else if !card.ValidExpiry(month, year, now) {
-				v.Add(card.FieldExpYear, card.ReasonInvalidExpiration)
-			}
-			tok.Card.ExpMonth, tok.Card.ExpYear = month, year
-		}
-		if u.CVV != nil {
-			cvc := card.Digits(*u.CVV)
-			if card.CVVState(cvc, card.Brand(tok.Card.Brand)) != "" {
-				v.Add(card.FieldCVV, card.ReasonInvalidCVV)
-			} else if tok.Card.SealedCVC, err = s.vault.Seal([]byte(cvc), cvcAssociated(tok.ID)); err != nil {
-				return err
-			}
-		}
-		if err := v.Err(); err != nil {
-			return err
-		}
-		if u.Billing != nil {
-			u.Billing.check(&v, "")
-			tok.Card.Billing = *u.Billing
-		}
-		if err := v.Err(); err != nil {
-			return err
-		}
-		if u.Metadata != nil {
-			if tok.Metadata, err = tok.Metadata.Merge(u.Metadata); err != nil {
-				return err
-			}
-		}
-		tok.UpdatedOn = now
-		if err := tx.UpdateToken(ctx, tok); err != nil {
-			return err
-		}
-		if !tok.patchedFrom(&before) {
-			return nil
-		}
-		return tx.announce(ctx, EventTokenUpdated, tok)
-	})
-	return tok, err
-}
-
-// patchedFrom reports whether a PATCH changed the token from what it was
+// PatchedFrom reports whether a PATCH changed the token from what it was
 // before: what the merchant sees of it (its e-mail, metadata, expiry,
 // billing address) or a CVC sealed anew under another key. A PATCH that
 // changed none of it is not news (token.updated), and neither is a
 // charge marking the token used.
-func (t *TransactionToken) patchedFrom(before *TransactionToken) bool {
+func (t *TransactionToken) PatchedFrom(before *TransactionToken) bool {
 	return t.Email != before.Email || !reflect.DeepEqual(t.Metadata, before.Metadata) ||
 		t.Card.ExpMonth != before.Card.ExpMonth || t.Card.ExpYear != before.Card.ExpYear ||
 		!reflect.DeepEqual(t.Card.Billing, before.Card.Billing) ||
 		t.Card.SealedCVC.KeyID != before.Card.SealedCVC.KeyID && t.Card.SealedCVC.Data != nil
-}
-
-// DeleteToken deactivates a token: it can no longer be charged, but it and
-// its charges stay readable.
-func (s *Service) DeleteToken(ctx context.Context, c *Caller, storeID, id uuid.UUID) error {
-	if err := c.requireSecret(); err != nil {
-		return err
-	}
-	return s.update(ctx, func(tx *writeTx) error {
-		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
-		if err != nil {
-			return err
-		}
-		if !tok.Active {
-			return nil
-		}
-		tok.Active = false
-		tok.UpdatedOn = s.clock.Now()
-		if err := tx.UpdateToken(ctx, tok); err != nil {
-			return err
-		}
-		if tok.Type != Recurring {
-			return nil
-		}
-		return tx.announce(ctx, EventRecurringTokenDelete, tok)
-	})
 }

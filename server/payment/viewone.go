@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"time"
 )
 
 // OneReadViewer is a Storage that can run a function making exactly one
@@ -13,17 +12,4 @@ import (
 type OneReadViewer interface {
 	// ViewOne runs fn, which must make exactly one read.
 	ViewOne(ctx context.Context, fn func(Tx) error) error
-}
-
-// viewOne runs fn, which makes exactly one read, in the cheapest view the
-// storage offers, timed for the Meter.
-func (s *Service) viewOne(ctx context.Context, fn func(Tx) error) error {
-	v, ok := s.storage.(OneReadViewer)
-	if !ok {
-		return s.view(ctx, fn)
-	}
-	start := time.Now()
-	err := v.ViewOne(ctx, fn)
-	s.meter.Transaction(TransactionOneRead, time.Since(start))
-	return err
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
@@ -72,7 +73,7 @@ func (rc *benchReceiver) reset() {
 // benchHooks is a service sending to a receiver, with one webhook that
 // hears token_created.
 type benchHooks struct {
-	svc    *payment.Service
+	svc    *charging.Service
 	caller *payment.Caller
 	rc     *benchReceiver
 }

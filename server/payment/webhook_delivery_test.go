@@ -31,6 +31,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
@@ -148,7 +149,7 @@ func (rc *hookReceiver) total() int {
 type hookFixture struct {
 	t    *testing.T
 	st   *servicetest.Stack
-	svc  *payment.Service
+	svc  *charging.Service
 	clk  *kessaitest.Clock
 	demo *servicetest.Demo
 	api  http.Handler

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
 
@@ -22,7 +23,7 @@ import (
 // second merchant.
 type testHookFixture struct {
 	st   *servicetest.Stack
-	svc  *payment.Service
+	svc  *charging.Service
 	demo *servicetest.Demo
 	hook *payment.CreatedWebhook
 

@@ -12,6 +12,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
@@ -154,7 +155,7 @@ type rulesFixture struct {
 	store  *hookStorage
 	clk    *kessaitest.Clock
 	acq    *scripted
-	svc    *payment.Service
+	svc    *charging.Service
 	demo   *payment.DemoAccount
 	caller *payment.Caller
 	// codec and cfg build another service over the same store.

@@ -15,6 +15,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
@@ -174,7 +175,7 @@ func newQueue(t *testing.T) *queue {
 // queue's database, as a separate process would have.
 type instance struct {
 	db     *sqlite.DB
-	svc    *payment.Service
+	svc    *charging.Service
 	caller *payment.Caller
 }
 

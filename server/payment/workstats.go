@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"context"
 	"time"
 )
 
@@ -18,23 +17,4 @@ type WorkQueueStats struct {
 	// Retrying counts the items with at least one failed attempt;
 	// MaxAttempts is the most failed attempts of any queued item.
 	Retrying, MaxAttempts int
-}
-
-// WorkQueueStats describes the work queue at the service's now, one row per
-// kind of work that has queued items, sorted by kind: for the metrics, read
-// at every scrape. It reads in one aggregate query (see Tx.WorkQueueStats),
-// outside any write transaction, and takes no caller: it is the operator's,
-// not a merchant's, and names no object.
-func (s *Service) WorkQueueStats(ctx context.Context) ([]WorkQueueStats, error) {
-	now := s.clock.Now()
-	var stats []WorkQueueStats
-	err := s.view(ctx, func(tx Tx) error {
-		var err error
-		stats, err = tx.WorkQueueStats(ctx, now)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return stats, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 )
 
 // Config is what the metrics need besides what they are told.
@@ -282,7 +283,7 @@ func (c *queueCollector) Collect(ch chan<- client.Metric) {
 	}
 	// Every kind this version knows is reported, 0 when none is queued, so
 	// that a drained queue reads 0 rather than nothing.
-	for _, kind := range payment.WorkKinds() {
+	for _, kind := range charging.WorkKinds() {
 		st := byKind[kind]
 		delete(byKind, kind)
 		c.collect(ch, string(kind), st, now)

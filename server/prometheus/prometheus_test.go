@@ -14,6 +14,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/prometheus"
 )
 
@@ -152,7 +153,7 @@ func TestQueueMetrics(t *testing.T) {
 # HELP kessai_work_queue_items Items in the work queue (shared by every process on the database), by kind and state: due (waiting or running) or scheduled (due later).
 # TYPE kessai_work_queue_items gauge
 `
-	for _, kind := range payment.WorkKinds() {
+	for _, kind := range charging.WorkKinds() {
 		due, scheduled := "0", "0"
 		if kind == payment.WorkAuthorize {
 			due, scheduled = "3", "1"

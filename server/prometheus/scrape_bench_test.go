@@ -10,6 +10,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/prometheus"
 )
 
@@ -57,7 +58,7 @@ func BenchmarkScrape(b *testing.B) {
 				m.Settled(payment.SettledCharge, status, name)
 			}
 		}
-		for _, kind := range payment.WorkKinds() {
+		for _, kind := range charging.WorkKinds() {
 			m.WorkAttempted(kind, false)
 			m.WorkAttempted(kind, true)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -27,7 +28,7 @@ import (
 //	         *.shop-cdn.example
 //	store B: token domain shop-b.example
 type formsFixture struct {
-	svc            *payment.Service
+	svc            *charging.Service
 	db             *sqlite.DB
 	clock          *kessaitest.Clock // the service's, which the form reads too
 	storeA, storeB uuid.UUID

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/web/asset"
 	"github.com/kessai/kessai/web/message"
 	"github.com/kessai/kessai/web/site"
@@ -24,7 +25,7 @@ import (
 // widgetFixture is a gateway wired as server/gateway/serve.go wires it, on a fresh
 // SQLite file, with the demo account seeded for a few domains.
 type widgetFixture struct {
-	svc     *payment.Service
+	svc     *charging.Service
 	demo    *payment.DemoAccount
 	handler http.Handler
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
 
@@ -31,7 +32,7 @@ import (
 // is what the API sees.
 type keysFixture struct {
 	*consoleFixture
-	svc *payment.Service
+	svc *charging.Service
 	api http.Handler
 	b   *browser
 	// csrf is the signed-in browser's form token.

@@ -13,6 +13,7 @@ import (
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/univapay"
 )
 
@@ -22,7 +23,7 @@ import (
 // to make the payments a shopper would make in the widget; the shop itself
 // sees nothing but the API's URL and store A's credentials.
 type gatewayFixture struct {
-	svc            *payment.Service
+	svc            *charging.Service
 	srv            *httptest.Server
 	storeA, storeB payment.Store
 	tokA, tokB     *payment.IssuedAppToken

@@ -24,6 +24,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/templates"
 	"github.com/kessai/kessai/web/message"
@@ -34,7 +35,7 @@ import (
 // "Kessai Demo Store") and a test-mode token for shop.example and
 // *.shop-cdn.example.
 type sandboxFixture struct {
-	svc   *payment.Service
+	svc   *charging.Service
 	db    *sqlite.DB
 	clock *kessaitest.Clock
 	demo  *servicetest.Demo

@@ -26,6 +26,7 @@ import (
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/sqlite/sqlitetest"
@@ -80,7 +81,7 @@ type Options struct {
 // Stack is a service and what it was built from.
 type Stack struct {
 	DB      *sqlite.DB
-	Service *payment.Service
+	Service *charging.Service
 	Codec   *jwt.Codec
 	Vault   *aesgcm.Vault
 	Clock   payment.Clock
@@ -150,7 +151,7 @@ func New(tb testing.TB, opts Options) *Stack {
 		storage = opts.Storage(db)
 	}
 	s.Config = cfg
-	s.Service = payment.NewService(storage, s.Clock, codec, cfg)
+	s.Service = charging.NewService(storage, s.Clock, codec, cfg)
 	return s
 }
 
@@ -183,7 +184,7 @@ func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 
 // Pay makes a one-time card token and a charge on it as c, runs the worker
 // until the charge is authorised or final, and returns it as stored.
-func Pay(tb testing.TB, svc *payment.Service, c *payment.Caller, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
+func Pay(tb testing.TB, svc *charging.Service, c *payment.Caller, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
 	tb.Helper()
 	ctx := context.Background()
 	tt, err := svc.CreateToken(ctx, c, payment.NewToken{
@@ -203,7 +204,7 @@ func Pay(tb testing.TB, svc *payment.Service, c *payment.Caller, cardNumber stri
 // AwaitCharge runs the worker (ProcessPending) and reads the charge as c
 // until done holds for it, and returns it then; after 5 s it fails the
 // test, saying it was waiting for what.
-func AwaitCharge(tb testing.TB, svc *payment.Service, c *payment.Caller, storeID, id uuid.UUID, what string, done func(*payment.Charge) bool) *payment.Charge {
+func AwaitCharge(tb testing.TB, svc *charging.Service, c *payment.Caller, storeID, id uuid.UUID, what string, done func(*payment.Charge) bool) *payment.Charge {
 	tb.Helper()
 	ctx := context.Background()
 	var got *payment.Charge

@@ -1,4 +1,4 @@
-package payment
+package charging
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/kessai/kessai/server/payment"
 )
 
 // ChargeEvents returns, oldest first, up to limit events of a charge and of
@@ -14,20 +15,20 @@ import (
 // the caller may see, as for Charge: another merchant's, another store's
 // or another mode's is NOT_FOUND, and so are its events. It needs the
 // secret, as the event feed does.
-func (s *Service) ChargeEvents(ctx context.Context, c *Caller, storeID, chargeID uuid.UUID, limit int) ([]*Event, error) {
-	if err := c.requireSecret(); err != nil {
+func (s *Service) ChargeEvents(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, limit int) ([]*payment.Event, error) {
+	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
-	limit = min(max(limit, 0), MaxLimit)
-	var evs []*Event
-	err := s.view(ctx, func(tx Tx) error {
+	limit = min(max(limit, 0), payment.MaxLimit)
+	var evs []*payment.Event
+	err := s.view(ctx, func(tx payment.Tx) error {
 		evs = nil
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 		if err != nil {
 			return err
 		}
 		ids := []uuid.UUID{ch.ID}
-		p := ListParams{Limit: MaxLimit, Direction: Asc}
+		p := payment.ListParams{Limit: payment.MaxLimit, Direction: payment.Asc}
 		refunds, err := tx.ListRefunds(ctx, ch.ID, p)
 		if err != nil {
 			return err
@@ -45,7 +46,7 @@ func (s *Service) ChargeEvents(ctx context.Context, c *Caller, storeID, chargeID
 		for _, id := range ids {
 			// The charge's own scope: its merchant, store and mode, so
 			// that an id of another tenant's resource finds nothing.
-			found, err := tx.ListEvents(ctx, EventFilter{
+			found, err := tx.ListEvents(ctx, payment.EventFilter{
 				MerchantID: ch.MerchantID, StoreID: ch.StoreID, Mode: ch.Mode, ResourceID: id,
 			}, limit)
 			if err != nil {
@@ -59,7 +60,7 @@ func (s *Service) ChargeEvents(ctx context.Context, c *Caller, storeID, chargeID
 		return nil, err
 	}
 	// Ids are time-ordered: ordering by id is ordering by creation.
-	slices.SortFunc(evs, func(a, b *Event) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	slices.SortFunc(evs, func(a, b *payment.Event) int { return strings.Compare(a.ID.String(), b.ID.String()) })
 	if len(evs) > limit {
 		evs = evs[:limit]
 	}

@@ -1,6 +1,9 @@
-package payment
+package charging
 
-import "testing"
+import (
+	"github.com/kessai/kessai/server/payment"
+	"testing"
+)
 
 // TestPaymentMethodsRegistry: each payment type is registered once and
 // found by its name, "" (a charge from before wallets) is a card, an
@@ -21,7 +24,7 @@ func TestPaymentMethodsRegistry(t *testing.T) {
 			t.Errorf("approvalMethod(%q) = %v, %v", m.approvalKind(), back, err)
 		}
 	}
-	if m, err := methodOf(""); err != nil || m.paymentType() != PaymentTypeCard {
+	if m, err := methodOf(""); err != nil || m.paymentType() != payment.PaymentTypeCard {
 		t.Errorf(`methodOf("") = %v, %v; want the card`, m, err)
 	}
 	if _, err := methodOf("barter"); err == nil {

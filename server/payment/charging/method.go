@@ -1,8 +1,9 @@
-package payment
+package charging
 
 import (
 	"context"
 	"fmt"
+	"github.com/kessai/kessai/server/payment"
 	"time"
 )
 
@@ -36,61 +37,61 @@ type paymentMethod interface {
 	// checkToken validates what a new token of this type carries beyond
 	// the fields every token has, adding what is wrong to v (the rules
 	// of its data, the token types it takes).
-	checkToken(v *Validation, p *NewToken, now time.Time)
+	checkToken(v *payment.Validation, p *payment.NewToken, now time.Time)
 	// newToken fills in what a token of this type stores (tok has the
 	// fields every token has) from a request checkToken passed, before
 	// the token's transaction: a card is sealed here.
-	newToken(s *Service, c *Caller, p *NewToken, tok *TransactionToken) error
+	newToken(s *Service, c *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error
 	// admitToken applies the store's rules to a new token of this type in
 	// its transaction, before it is written.
-	admitToken(ctx context.Context, s *Service, tx *writeTx, c *Caller, st *Store, tok *TransactionToken) error
+	admitToken(ctx context.Context, s *Service, tx *writeTx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error
 	// startToken queues what a new token needs next (a card's CVV check
 	// and 3-D Secure), in its transaction, after it is written.
-	startToken(ctx context.Context, tx *writeTx, tok *TransactionToken, now time.Time) error
+	startToken(ctx context.Context, tx *writeTx, tok *payment.TransactionToken, now time.Time) error
 
 	// checkCharge says whether a charge on tok may be made as p asks
 	// (capture, 3-D Secure, currency, amount); p is nil for a
 	// subscription's charge, which the gateway makes itself.
-	checkCharge(tok *TransactionToken, p *NewCharge) error
+	checkCharge(tok *payment.TransactionToken, p *payment.NewCharge) error
 	// instrument is what the processor is given of a token for its calls
 	// (a card's number, opened from the vault; nothing for a wallet).
-	instrument(s *Service, tok *TransactionToken) (CardDetails, error)
+	instrument(s *Service, tok *payment.TransactionToken) (payment.CardDetails, error)
 	// authorize carries a charge ready for it (readyToAuthorize) on, as
 	// the worker's item w: to the processor's answer, or to awaiting its
 	// shopper (awaitShopper). It completes w in the transaction that
 	// records what it did; an error has the item tried again.
-	authorize(ctx context.Context, s *Service, w Work, ch *Charge, tok *TransactionToken, card CardDetails) error
+	authorize(ctx context.Context, s *Service, w payment.Work, ch *payment.Charge, tok *payment.TransactionToken, card payment.CardDetails) error
 
 	// approvalKind is the kind of the approvals its shopper acts on.
-	approvalKind() ApprovalKind
+	approvalKind() payment.ApprovalKind
 	// approvalOutcome is what the shopper's action (with code, a
 	// challenge's answer) makes of an awaiting approval of this method's
 	// kind that has not expired: a final status, or ApprovalAwaiting
 	// when it still waits; an action the page does not offer is
 	// INVALID_FORMAT.
-	approvalOutcome(ap *Approval, action ApprovalAction, code string) (ApprovalStatus, error)
+	approvalOutcome(ap *payment.Approval, action payment.ApprovalAction, code string) (payment.ApprovalStatus, error)
 	// settleCharge applies the outcome of the approval ap to ch, a charge
 	// that awaited it: its status, error and amounts, or, when it goes on
 	// to its authorisation instead (a passed challenge), only what
 	// changed, and then authorize is true. How an awaiting charge
 	// expires is here: the error of ApprovalExpired.
-	settleCharge(ch *Charge, ap *Approval, outcome ApprovalStatus) (authorize bool)
+	settleCharge(ch *payment.Charge, ap *payment.Approval, outcome payment.ApprovalStatus) (authorize bool)
 	// issuerToken is where the shopper of a charge awaiting the approval
 	// ap goes (GET …/charges/{id}/issuer_token), for a method whose
 	// traits say awaitsIssuerToken; origin is the gateway's.
-	issuerToken(origin string, ch *Charge, ap *Approval) *IssuerToken
+	issuerToken(origin string, ch *payment.Charge, ap *payment.Approval) *payment.IssuerToken
 	// qrImage is the address of the QR code the merchant shows for the
 	// approval ap (GET …/charges/{id}/qr), for a method whose traits say
 	// awaitsMerchantQR.
-	qrImage(origin string, ap *Approval) string
+	qrImage(origin string, ap *payment.Approval) string
 
 	// checkRefund says why a successful charge of this type cannot be
 	// refunded, nil when it can.
-	checkRefund(ch *Charge) error
+	checkRefund(ch *payment.Charge) error
 	// checkCancel says why a charge of this type cannot be canceled, nil
 	// when the shared rules decide (an awaiting charge is withdrawn, an
 	// authorisation voided).
-	checkCancel(ch *Charge) error
+	checkCancel(ch *payment.Charge) error
 }
 
 // methodTraits are what a payment method is.
@@ -142,7 +143,7 @@ func lookupMethod(paymentType string) (paymentMethod, bool) {
 // it to be left to an instance that knows it.
 func methodOf(paymentType string) (paymentMethod, error) {
 	if paymentType == "" {
-		paymentType = PaymentTypeCard
+		paymentType = payment.PaymentTypeCard
 	}
 	m, ok := lookupMethod(paymentType)
 	if !ok {
@@ -152,7 +153,7 @@ func methodOf(paymentType string) (paymentMethod, error) {
 }
 
 // approvalMethod is the method whose shoppers act on approvals of kind.
-func approvalMethod(kind ApprovalKind) (paymentMethod, error) {
+func approvalMethod(kind payment.ApprovalKind) (paymentMethod, error) {
 	for _, m := range paymentMethods {
 		if m.approvalKind() == kind {
 			return m, nil
@@ -165,18 +166,18 @@ func approvalMethod(kind ApprovalKind) (paymentMethod, error) {
 // worker's authorize item w of a method that does not authorise at once:
 // the charge awaits (moveCharge, with its effects), with the approval
 // that approval describes for it, which the gateway ends after ttl.
-func (s *Service) awaitShopper(ctx context.Context, w Work, approval func(ch *Charge) *Approval, ttl time.Duration) error {
+func (s *Service) awaitShopper(ctx context.Context, w payment.Work, approval func(ch *payment.Charge) *payment.Approval, ttl time.Duration) error {
 	err := s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
 		ch, err := tx.Charge(ctx, w.ID)
-		if err != nil || ch.Status != ChargePending {
+		if err != nil || ch.Status != payment.ChargePending {
 			return err
 		}
 		now := s.clock.Now()
-		ch.Status, ch.UpdatedOn = ChargeAwaiting, now
-		if err := s.moveCharge(ctx, tx, ch, ChargePending); err != nil {
+		ch.Status, ch.UpdatedOn = payment.ChargeAwaiting, now
+		if err := s.moveCharge(ctx, tx, ch, payment.ChargePending); err != nil {
 			return err
 		}
 		if err := startApproval(ctx, tx, approval(ch), ttl, now); err != nil {
@@ -185,7 +186,7 @@ func (s *Service) awaitShopper(ctx context.Context, w Work, approval func(ch *Ch
 		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
 	})
 	if err == nil {
-		s.changes.notify(w.ID)
+		s.changes.Notify(w.ID)
 	}
 	return err
 }

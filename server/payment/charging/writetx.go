@@ -1,10 +1,11 @@
-package payment
+package charging
 
 import (
 	"context"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/kessai/kessai/server/payment"
 )
 
 // writeTx is one read-write transaction of the Service and what is to be
@@ -26,7 +27,7 @@ import (
 // may run it again after a conflict) and carried out only after a commit:
 // nothing is told of what was rolled back.
 type writeTx struct {
-	Tx
+	payment.Tx
 	s *Service
 	// work: it queued work, or made some due, for the worker to wake to.
 	// An event that no webhook hears queues none: waking the worker for it
@@ -48,11 +49,11 @@ func (s *Service) update(ctx context.Context, fn func(w *writeTx) error) error {
 	var w *writeTx
 	// A stopwatch, not a rule's time: the injected clock may stand still.
 	start := time.Now()
-	err := s.storage.Update(ctx, func(tx Tx) error {
+	err := s.storage.Update(ctx, func(tx payment.Tx) error {
 		w = &writeTx{Tx: tx, s: s}
 		return fn(w)
 	})
-	s.meter.Transaction(TransactionUpdate, time.Since(start))
+	s.meter.Transaction(payment.TransactionUpdate, time.Since(start))
 	if err != nil || w == nil {
 		return err
 	}
@@ -63,26 +64,26 @@ func (s *Service) update(ctx context.Context, fn func(w *writeTx) error) error {
 		s.wakeWorker()
 	}
 	if w.events {
-		s.events.notify()
-		s.outbox.add(uuid.Nil, uuid.Nil, false, true)
+		s.events.Notify()
+		s.outbox.Add(uuid.Nil, uuid.Nil, false, true)
 	}
 	for _, id := range w.polls {
-		s.changes.notify(id)
+		s.changes.Notify(id)
 	}
 	return nil
 }
 
 // view runs fn in a read-only transaction, timed for the Meter.
-func (s *Service) view(ctx context.Context, fn func(Tx) error) error {
+func (s *Service) view(ctx context.Context, fn func(payment.Tx) error) error {
 	start := time.Now()
 	err := s.storage.View(ctx, fn)
-	s.meter.Transaction(TransactionView, time.Since(start))
+	s.meter.Transaction(payment.TransactionView, time.Since(start))
 	return err
 }
 
 // enqueueWork queues an item of work due at due, and wakes the worker
 // once the transaction commits.
-func (w *writeTx) enqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {
+func (w *writeTx) enqueueWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
 	if err := w.EnqueueWork(ctx, kind, id, due); err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (w *writeTx) enqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, 
 
 // rescheduleWork makes an item of work due at due (queuing it if it is
 // not), and wakes the worker once the transaction commits.
-func (w *writeTx) rescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error {
+func (w *writeTx) rescheduleWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
 	if err := w.RescheduleWork(ctx, kind, id, due); err != nil {
 		return err
 	}
@@ -102,8 +103,8 @@ func (w *writeTx) rescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUI
 
 // noteSettled tells the Meter, once the transaction commits, that a
 // charge, refund or cancel (kind: SettledCharge…) reached status.
-func (w *writeTx) noteSettled(kind string, status string, perr *PaymentError) {
-	w.settled = append(w.settled, settlement{kind, status, PaymentErrorName(perr)})
+func (w *writeTx) noteSettled(kind string, status string, perr *payment.PaymentError) {
+	w.settled = append(w.settled, settlement{kind, status, payment.PaymentErrorName(perr)})
 }
 
 // wakePolls wakes the long polls of id once the transaction commits.

@@ -1,10 +1,11 @@
-package payment
+package charging
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/kessai/kessai/server/payment"
 )
 
 // A token made with cvv_authorize enabled is checked before it may be
@@ -25,21 +26,21 @@ func cvvAuthID(tokenID uuid.UUID) uuid.UUID {
 
 // cvvAuthAmount is the amount a check authorises: the smallest charge the
 // currency allows.
-func cvvAuthAmount(currency string, st StoreSettings) (int64, string) {
-	cur, ok := LookupCurrency(currency)
+func cvvAuthAmount(currency string, st payment.StoreSettings) (int64, string) {
+	cur, ok := payment.LookupCurrency(currency)
 	if !ok && len(st.Currencies) > 0 {
-		cur, ok = LookupCurrency(st.Currencies[0])
+		cur, ok = payment.LookupCurrency(st.Currencies[0])
 	}
 	if !ok {
-		cur, _ = LookupCurrency("JPY")
+		cur, _ = payment.LookupCurrency("JPY")
 	}
 	return cur.MinAmount, cur.Code
 }
 
-func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
-	var tok *TransactionToken
-	var st *Store
-	if err := s.view(ctx, func(tx Tx) error {
+func (s *Service) cvvAuthorize(ctx context.Context, w payment.Work) error {
+	var tok *payment.TransactionToken
+	var st *payment.Store
+	if err := s.view(ctx, func(tx payment.Tx) error {
 		var err error
 		if tok, err = tx.Token(ctx, w.ID); err != nil {
 			return err
@@ -49,7 +50,7 @@ func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
 	}); err != nil {
 		return err
 	}
-	if tok.CVVAuthorize.Status != CVVAuthPending {
+	if tok.CVVAuthorize.Status != payment.CVVAuthPending {
 		return s.completeWork(ctx, w)
 	}
 	card, err := s.openCard(tok)
@@ -58,7 +59,7 @@ func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
 	}
 	id := cvvAuthID(tok.ID)
 	amount, currency := cvvAuthAmount(tok.CVVAuthorize.Currency, st.Settings)
-	res, err := s.processor.Authorize(ctx, AuthorizeRequest{
+	res, err := s.processor.Authorize(ctx, payment.AuthorizeRequest{
 		ChargeID: id, Mode: tok.Mode, Card: card, Email: tok.Email, Amount: amount, Currency: currency,
 	})
 	if err != nil {
@@ -80,25 +81,25 @@ func (s *Service) cvvAuthorize(ctx context.Context, w Work) error {
 			return err
 		}
 		tok, err := tx.Token(ctx, w.ID)
-		if err != nil || tok.CVVAuthorize.Status != CVVAuthPending {
+		if err != nil || tok.CVVAuthorize.Status != payment.CVVAuthPending {
 			return err
 		}
 		if res.Error == nil {
-			tok.CVVAuthorize.Status, tok.CVVAuthorize.AuthorizationID = CVVAuthCurrent, id
+			tok.CVVAuthorize.Status, tok.CVVAuthorize.AuthorizationID = payment.CVVAuthCurrent, id
 		} else {
-			tok.CVVAuthorize.Status, tok.CVVAuthorize.Error = CVVAuthFailed, res.Error
+			tok.CVVAuthorize.Status, tok.CVVAuthorize.Error = payment.CVVAuthFailed, res.Error
 		}
 		tok.UpdatedOn = s.clock.Now()
 		if err := tx.UpdateToken(ctx, tok); err != nil {
 			return err
 		}
-		if err := tx.announce(ctx, EventTokenCVVAuthUpdated, tok); err != nil {
+		if err := tx.announce(ctx, payment.EventTokenCVVAuthUpdated, tok); err != nil {
 			return err
 		}
 		return tx.EraseTokenCVC(ctx, tok.ID)
 	})
 	if err == nil {
-		s.changes.notify(w.ID)
+		s.changes.Notify(w.ID)
 	}
 	return err
 }

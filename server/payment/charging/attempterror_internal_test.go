@@ -1,9 +1,10 @@
-package payment
+package charging
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kessai/kessai/server/payment"
 	"testing"
 )
 
@@ -22,9 +23,9 @@ func TestAttemptError(t *testing.T) {
 		{0, errors.New("webhookhttp: read tcp 127.0.0.1:5->127.0.0.1:6: read: connection reset by peer"), "failed"},
 		{0, errors.New("webhookhttp: TLS: tls: first record does not look like a TLS handshake"), "failed"},
 		{0, errors.New("webhookhttp: the receiver's answer is not valid HTTP"), "failed"},
-		{0, fmt.Errorf("webhookhttp: %w", ErrWebhookTimeout), "timed out"},
+		{0, fmt.Errorf("webhookhttp: %w", payment.ErrWebhookTimeout), "timed out"},
 		{0, context.DeadlineExceeded, "timed out"},
-		{0, fmt.Errorf("webhookhttp: refused at dial: %w", ErrWebhookAddress), "failed: address not allowed"},
+		{0, fmt.Errorf("webhookhttp: refused at dial: %w", payment.ErrWebhookAddress), "failed: address not allowed"},
 		{0, errWebhookGone, "the webhook was deleted"},
 		{0, errWebhookInactive, "the webhook is inactive"},
 	} {

@@ -1,4 +1,4 @@
-package payment
+package charging
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/kessai/kessai/server/payment"
 )
 
 // The scheduler charges subscriptions. It is not a loop of its own: each
@@ -24,7 +25,7 @@ import (
 // its interval.
 
 // chargePayment is the work of a payment that fell due.
-func (s *Service) chargePayment(ctx context.Context, w Work) error {
+func (s *Service) chargePayment(ctx context.Context, w payment.Work) error {
 	now := s.clock.Now()
 	err := s.update(ctx, func(tx *writeTx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
@@ -34,16 +35,16 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 		if err != nil || !ok {
 			return err
 		}
-		if at := pay.chargeAt(sub.location()); now.Before(at) {
+		if at := pay.ChargeAt(sub.Location()); now.Before(at) {
 			// Its due date was moved later since the item was queued.
-			return tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at)
+			return tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, at)
 		}
 		if pay.TerminateWithStatus != "" {
-			if pay.TerminateWithStatus == SubscriptionSuspended && pay.Cycle >= 0 {
+			if pay.TerminateWithStatus == payment.SubscriptionSuspended && pay.Cycle >= 0 {
 				// The cycle the suspension took is not charged, even if
 				// the subscription is resumed on its day.
 				pay.Cycle++
-				pay.DueDate, pay.UpdatedOn = sub.schedule().Due(pay.Cycle), now
+				pay.DueDate, pay.UpdatedOn = sub.PaymentSchedule().Due(pay.Cycle), now
 				if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 					return err
 				}
@@ -68,7 +69,7 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 		}
 		return s.placeCharge(ctx, tx, chargeOrder{charge: ch})
 	})
-	var refused *Error
+	var refused *payment.Error
 	if !errors.As(err, &refused) {
 		return err
 	}
@@ -91,10 +92,10 @@ func (s *Service) chargePayment(ctx context.Context, w Work) error {
 // reports whether the payment is still to be charged: the one its
 // subscription expects next (so unpaid), no charge of it in flight, and the
 // subscription neither ended nor suspended.
-func (s *Service) duePayment(ctx context.Context, tx Tx, id uuid.UUID) (*Subscription, *ScheduledPayment, bool, error) {
+func (s *Service) duePayment(ctx context.Context, tx payment.Tx, id uuid.UUID) (*payment.Subscription, *payment.ScheduledPayment, bool, error) {
 	pay, err := tx.ScheduledPayment(ctx, id)
 	if err != nil {
-		if IsNotFound(err) {
+		if payment.IsNotFound(err) {
 			return nil, nil, false, nil
 		}
 		return nil, nil, false, err
@@ -105,7 +106,7 @@ func (s *Service) duePayment(ctx context.Context, tx Tx, id uuid.UUID) (*Subscri
 	}
 	// Once paid (or withdrawn by a cancel), a payment is no longer the one
 	// its subscription expects.
-	if sub.NextPaymentID != pay.ID || sub.Status.Ended() || sub.Status == SubscriptionSuspended {
+	if sub.NextPaymentID != pay.ID || sub.Status.Ended() || sub.Status == payment.SubscriptionSuspended {
 		return sub, pay, false, nil
 	}
 	if pay.ChargeID != uuid.Nil {
@@ -124,7 +125,7 @@ func (s *Service) duePayment(ctx context.Context, tx Tx, id uuid.UUID) (*Subscri
 // of its payments ends (authorised counts as paid: a first charge that
 // was only to be authorised). It runs in the transaction that records the
 // charge's end.
-func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *Charge) error {
+func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *payment.Charge) error {
 	pay, err := tx.ScheduledPayment(ctx, ch.PaymentID)
 	if err != nil {
 		return err
@@ -137,7 +138,7 @@ func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *
 		return err
 	}
 	now := s.clock.Now()
-	if ch.Status == ChargeSuccessful || ch.Status == ChargeAuthorized {
+	if ch.Status == payment.ChargeSuccessful || ch.Status == payment.ChargeAuthorized {
 		return s.paymentPaid(ctx, tx, sub, pay, now)
 	}
 	return s.paymentFailed(ctx, tx, sub, pay, now)
@@ -145,8 +146,8 @@ func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *
 
 // paymentPaid records a payment as paid and makes the next one, or
 // completes the subscription when its plan ends with it.
-func (s *Service) paymentPaid(ctx context.Context, tx *writeTx, sub *Subscription, pay *ScheduledPayment, now time.Time) error {
-	today := DateOf(now, sub.location())
+func (s *Service) paymentPaid(ctx context.Context, tx *writeTx, sub *payment.Subscription, pay *payment.ScheduledPayment, now time.Time) error {
+	today := payment.DateOf(now, sub.Location())
 	pay.IsPaid, pay.SuccessfulPaymentDate, pay.RetryDate, pay.RetryAt, pay.UpdatedOn = true, &today, nil, nil, now
 	if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 		return err
@@ -161,41 +162,41 @@ func (s *Service) paymentPaid(ctx context.Context, tx *writeTx, sub *Subscriptio
 	}
 	completed := pay.IsLastPayment
 	if completed {
-		sub.Status = SubscriptionCompleted
+		sub.Status = payment.SubscriptionCompleted
 	} else {
 		next := s.nextPayment(sub, pay, now)
 		if err := tx.CreateScheduledPayment(ctx, next); err != nil {
 			return err
 		}
-		if err := tx.rescheduleWork(ctx, WorkSubscriptionPayment, next.ID, next.chargeAt(sub.location())); err != nil {
+		if err := tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, next.ID, next.ChargeAt(sub.Location())); err != nil {
 			return err
 		}
 		sub.NextPaymentID = next.ID
-		if sub.Status == SubscriptionUnverified || sub.Status == SubscriptionUnpaid {
-			sub.Status = SubscriptionCurrent
+		if sub.Status == payment.SubscriptionUnverified || sub.Status == payment.SubscriptionUnpaid {
+			sub.Status = payment.SubscriptionCurrent
 		}
 	}
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}
 	if pay.Amount > 0 {
-		if err := s.announceSubscription(ctx, tx, EventSubscriptionPayment, sub); err != nil {
+		if err := s.announceSubscription(ctx, tx, payment.EventSubscriptionPayment, sub); err != nil {
 			return err
 		}
 	}
 	if completed {
-		return s.announceSubscription(ctx, tx, EventSubscriptionCompleted, sub)
+		return s.announceSubscription(ctx, tx, payment.EventSubscriptionCompleted, sub)
 	}
 	return nil
 }
 
 // nextPayment is the payment that follows prev on the schedule.
-func (s *Service) nextPayment(sub *Subscription, prev *ScheduledPayment, now time.Time) *ScheduledPayment {
+func (s *Service) nextPayment(sub *payment.Subscription, prev *payment.ScheduledPayment, now time.Time) *payment.ScheduledPayment {
 	cycle := prev.Cycle + 1
-	amount, last := paymentTerms(sub.Amount, sub.InitialAmount, sub.Plan, sub.PaymentsMade, sub.AmountPaid)
-	return &ScheduledPayment{
-		ID: NewID(), SubscriptionID: sub.ID, StoreID: sub.StoreID, MerchantID: sub.MerchantID, Mode: sub.Mode,
-		Cycle: cycle, DueDate: sub.schedule().Due(cycle), ZoneID: sub.Schedule.ZoneID,
+	amount, last := payment.PaymentTerms(sub.Amount, sub.InitialAmount, sub.Plan, sub.PaymentsMade, sub.AmountPaid)
+	return &payment.ScheduledPayment{
+		ID: payment.NewID(), SubscriptionID: sub.ID, StoreID: sub.StoreID, MerchantID: sub.MerchantID, Mode: sub.Mode,
+		Cycle: cycle, DueDate: sub.PaymentSchedule().Due(cycle), ZoneID: sub.Schedule.ZoneID,
 		Amount: amount, Currency: sub.Currency, IsLastPayment: last, CreatedOn: now, UpdatedOn: now,
 	}
 }
@@ -203,7 +204,7 @@ func (s *Service) nextPayment(sub *Subscription, prev *ScheduledPayment, now tim
 // paymentFailed records a failed attempt at a payment: the subscription
 // is unpaid, and the payment is tried again after its retry interval, up
 // to maxPaymentRetries times.
-func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *Subscription, pay *ScheduledPayment, now time.Time) error {
+func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *payment.Subscription, pay *payment.ScheduledPayment, now time.Time) error {
 	if sub.Status.Ended() || sub.NextPaymentID != pay.ID {
 		return nil
 	}
@@ -212,29 +213,29 @@ func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *Subscript
 		interval = sub.Schedule.RetryInterval
 	}
 	pay.RetryDate, pay.RetryAt, pay.UpdatedOn = nil, nil, now
-	if d, ok := ParseRetryInterval(interval); ok && pay.Attempts <= maxPaymentRetries {
+	if d, ok := payment.ParseRetryInterval(interval); ok && pay.Attempts <= maxPaymentRetries {
 		at := now.Add(d)
-		day := DateOf(at, sub.location())
+		day := payment.DateOf(at, sub.Location())
 		pay.RetryAt, pay.RetryDate = &at, &day
-		if err := tx.rescheduleWork(ctx, WorkSubscriptionPayment, pay.ID, at); err != nil {
+		if err := tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, at); err != nil {
 			return err
 		}
 	}
 	if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 		return err
 	}
-	if sub.Status != SubscriptionSuspended {
-		sub.Status = SubscriptionUnpaid
+	if sub.Status != payment.SubscriptionSuspended {
+		sub.Status = payment.SubscriptionUnpaid
 	}
 	sub.UpdatedOn = now
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}
-	return s.announceSubscription(ctx, tx, EventSubscriptionFailure, sub)
+	return s.announceSubscription(ctx, tx, payment.EventSubscriptionFailure, sub)
 }
 
 // endSubscription suspends or cancels a subscription.
-func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *Subscription, status SubscriptionStatus, now time.Time) error {
+func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *payment.Subscription, status payment.SubscriptionStatus, now time.Time) error {
 	if sub.NextPaymentID != uuid.Nil {
 		pay, err := tx.ScheduledPayment(ctx, sub.NextPaymentID)
 		if err != nil {
@@ -251,9 +252,9 @@ func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *Subscri
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}
-	name := EventSubscriptionSuspended
-	if status == SubscriptionCanceled {
-		name = EventSubscriptionCanceled
+	name := payment.EventSubscriptionSuspended
+	if status == payment.SubscriptionCanceled {
+		name = payment.EventSubscriptionCanceled
 	}
 	return s.announceSubscription(ctx, tx, name, sub)
 }
@@ -263,7 +264,7 @@ func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *Subscri
 // its long polls once committed. Subscription events are named by the
 // rules that cause them (a payment is not a change of status), so each
 // rule announces its own.
-func (s *Service) announceSubscription(ctx context.Context, tx *writeTx, name string, sub *Subscription) error {
+func (s *Service) announceSubscription(ctx context.Context, tx *writeTx, name string, sub *payment.Subscription) error {
 	if err := loadNextPayment(ctx, tx, sub); err != nil {
 		return err
 	}

@@ -1,0 +1,5 @@
+package charging
+
+// maxDomains bounds a token's domain list; it is checked on every browser
+// request.
+const maxDomains = 50

@@ -1,0 +1,57 @@
+package charging
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/kessai/kessai/server/payment"
+)
+
+func chargeLedgerEntry(ch *payment.Charge) *payment.LedgerEntry {
+	amount := ch.RequestedAmount
+	if ch.ChargedAmount != nil {
+		amount = *ch.ChargedAmount
+	}
+	return &payment.LedgerEntry{
+		ResourceID: ch.ID, StoreID: ch.StoreID, MerchantID: ch.MerchantID, ChargeID: ch.ID,
+		Type: payment.LedgerCharge, Status: string(ch.Status), Amount: amount, Currency: ch.Currency,
+		Mode: ch.Mode, Metadata: ch.Metadata, CreatedOn: ch.CreatedOn, UpdatedOn: ch.UpdatedOn,
+	}
+}
+
+func refundLedgerEntry(r *payment.Refund) *payment.LedgerEntry {
+	return &payment.LedgerEntry{
+		ResourceID: r.ID, StoreID: r.StoreID, MerchantID: r.MerchantID, ChargeID: r.ChargeID,
+		Type: payment.LedgerRefund, Status: string(r.Status), Amount: r.Amount, Currency: r.Currency,
+		Mode: r.Mode, Metadata: r.Metadata, CreatedOn: r.CreatedOn, UpdatedOn: r.UpdatedOn,
+	}
+}
+
+// Transactions lists the transaction history of one store or of all the
+// caller's stores.
+func (s *Service) Transactions(ctx context.Context, c *payment.Caller, storeID uuid.UUID, f payment.LedgerFilter, p payment.ListParams) (payment.Page[*payment.LedgerEntry], error) {
+	if err := c.RequireSecret(); err != nil {
+		return payment.Page[*payment.LedgerEntry]{}, err
+	}
+	if f.Type != "" && f.Type != payment.LedgerCharge && f.Type != payment.LedgerRefund {
+		return payment.Page[*payment.LedgerEntry]{}, payment.Invalid("type", payment.ReasonInvalidFormat)
+	}
+	if f.Mode != "" && !f.Mode.Valid() {
+		return payment.Page[*payment.LedgerEntry]{}, payment.Invalid("mode", payment.ReasonInvalidFormat)
+	}
+	var ok bool
+	if f.Mode, ok = c.OwnMode(f.Mode); !ok {
+		return emptyPage[*payment.LedgerEntry](p), nil
+	}
+	var page payment.Page[*payment.LedgerEntry]
+	err := s.view(ctx, func(tx payment.Tx) error {
+		scope, err := s.listScope(ctx, tx, c, storeID)
+		if err != nil {
+			return err
+		}
+		f.MerchantID, f.StoreID = scope.MerchantID, scope.StoreID
+		page, err = tx.ListLedger(ctx, f, p)
+		return err
+	})
+	return page, err
+}
