@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"sync"
 
 	"github.com/google/uuid"
 )
@@ -46,53 +45,4 @@ type News struct {
 // Empty reports whether n carries nothing.
 func (n News) Empty() bool {
 	return len(n.Changed) == 0 && len(n.Revoked) == 0 && !n.Work && !n.Events
-}
-
-// maxOutbox bounds the ids the outbox holds while a Publish is under way;
-// past it news is dropped (see ChangeFeed: only latency is lost).
-const maxOutbox = 10_000
-
-// NewsOutbox gathers this process's news between publications, so that a
-// request never waits for the feed and a burst of changes leaves in a few
-// batches rather than one message each.
-type NewsOutbox struct {
-	mu      sync.Mutex
-	pending News
-	dropped int
-	Ready   chan struct{}
-}
-
-// Add merges news into the outbox. A nil outbox (no feed) takes nothing.
-func (o *NewsOutbox) Add(changed, revoked uuid.UUID, work, events bool) {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	if len(o.pending.Changed)+len(o.pending.Revoked) >= maxOutbox {
-		o.dropped++
-	} else {
-		if changed != uuid.Nil {
-			o.pending.Changed = append(o.pending.Changed, changed)
-		}
-		if revoked != uuid.Nil {
-			o.pending.Revoked = append(o.pending.Revoked, revoked)
-		}
-	}
-	o.pending.Work = o.pending.Work || work
-	o.pending.Events = o.pending.Events || events
-	o.mu.Unlock()
-	select {
-	case o.Ready <- struct{}{}:
-	default:
-	}
-}
-
-// Take empties the outbox, reporting how much was dropped since the last
-// take.
-func (o *NewsOutbox) Take() (News, int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	n, dropped := o.pending, o.dropped
-	o.pending, o.dropped = News{}, 0
-	return n, dropped
 }

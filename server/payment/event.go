@@ -2,7 +2,6 @@ package payment
 
 import (
 	"encoding/json"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,29 +97,4 @@ func (cn *Cancel) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 
 func (sub *Subscription) EventOwner() (uuid.UUID, uuid.UUID, uuid.UUID, Mode) {
 	return sub.ID, sub.MerchantID, sub.StoreID, sub.Mode
-}
-
-// EventBell rings when events were committed on this instance, for the
-// event streams (kessai listen) to read them at once; they also re-read on
-// their own for events of other instances.
-type EventBell struct {
-	ch atomic.Pointer[chan struct{}]
-}
-
-func (b *EventBell) Wait() <-chan struct{} {
-	for {
-		if c := b.ch.Load(); c != nil {
-			return *c
-		}
-		c := make(chan struct{})
-		if b.ch.CompareAndSwap(nil, &c) {
-			return c
-		}
-	}
-}
-
-func (b *EventBell) Notify() {
-	if c := b.ch.Swap(nil); c != nil {
-		close(*c)
-	}
 }

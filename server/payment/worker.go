@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,69 +66,4 @@ func (w Work) Key() WorkKey { return WorkKey{w.Kind, w.ID} }
 // pending, or awaiting after its shopper passed a 3-D Secure challenge.
 func (ch *Charge) ReadyToAuthorize() bool {
 	return ch.Status == ChargePending || ch.Status == ChargeAwaiting && ch.ThreeDS.Status == ThreeDSSuccessful
-}
-
-// ChangeNotifier wakes long polls when an object they wait on changes on
-// this instance. Changes made by other instances are seen by re-reading.
-type ChangeNotifier struct {
-	mu      sync.Mutex
-	waiters map[uuid.UUID][]chan struct{}
-	// Outbox takes the news for the other processes (nil without a
-	// ChangeFeed).
-	Outbox *NewsOutbox
-}
-
-func (n *ChangeNotifier) Subscribe(id uuid.UUID) (<-chan struct{}, func()) {
-	ch := make(chan struct{})
-	n.mu.Lock()
-	if n.waiters == nil {
-		n.waiters = map[uuid.UUID][]chan struct{}{}
-	}
-	n.waiters[id] = append(n.waiters[id], ch)
-	n.mu.Unlock()
-	return ch, func() {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		list := n.waiters[id]
-		for i, c := range list {
-			if c == ch {
-				n.waiters[id] = append(list[:i], list[i+1:]...)
-				break
-			}
-		}
-		if len(n.waiters[id]) == 0 {
-			delete(n.waiters, id)
-		}
-	}
-}
-
-// Notify wakes the long polls waiting on id, here and, through the
-// change feed, in the other processes.
-func (n *ChangeNotifier) Notify(id uuid.UUID) {
-	n.NotifyHere(id)
-	n.Outbox.Add(id, uuid.Nil, false, false)
-}
-
-// NotifyHere wakes the long polls waiting on id in this process only.
-func (n *ChangeNotifier) NotifyHere(id uuid.UUID) {
-	n.mu.Lock()
-	list := n.waiters[id]
-	delete(n.waiters, id)
-	n.mu.Unlock()
-	for _, c := range list {
-		close(c)
-	}
-}
-
-// NotifyAll wakes every long poll of this process, to read again.
-func (n *ChangeNotifier) NotifyAll() {
-	n.mu.Lock()
-	all := n.waiters
-	n.waiters = nil
-	n.mu.Unlock()
-	for _, list := range all {
-		for _, c := range list {
-			close(c)
-		}
-	}
 }

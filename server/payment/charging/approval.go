@@ -3,8 +3,10 @@ package charging
 import (
 	"context"
 	"crypto/rand"
-	"github.com/kessai/kessai/server/payment"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // newApprovalKey returns an approval's key: 128 random bits in 26
@@ -17,7 +19,7 @@ func newApprovalKey() string { return rand.Text() }
 // worker has ended it.
 func (s *Service) Approval(ctx context.Context, key string) (*payment.ApprovalPage, error) {
 	var page *payment.ApprovalPage
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		page, err = s.approvalPage(ctx, tx, key)
 		return err
@@ -120,7 +122,7 @@ func validApprovalKey(key string) bool {
 func (s *Service) ActOnApproval(ctx context.Context, key string, action payment.ApprovalAction, code string) (*payment.ApprovalPage, error) {
 	var page *payment.ApprovalPage
 	var settled bool
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		settled = false
 		var err error
 		if page, err = s.approvalPage(ctx, tx, key); err != nil {
@@ -145,8 +147,8 @@ func (s *Service) ActOnApproval(ctx context.Context, key string, action payment.
 		return nil, err
 	}
 	if settled {
-		s.changes.Notify(page.ResourceID)
-		s.wakeWorker()
+		s.db.Changed(page.ResourceID)
+		s.db.WakeWorker()
 	}
 	return page, nil
 }
@@ -173,7 +175,7 @@ func approvalOutcome(ap *payment.Approval, action payment.ApprovalAction, code s
 //     ends through moveCharge, with its effects;
 //   - a token's challenge: its 3-D Secure status becomes successful or
 //     failed, and its three_ds event is recorded.
-func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *payment.Approval, outcome payment.ApprovalStatus, now time.Time) error {
+func (s *Service) settleApproval(ctx context.Context, tx *outbox.Tx, ap *payment.Approval, outcome payment.ApprovalStatus, now time.Time) error {
 	ap.Status, ap.UpdatedOn = outcome, now
 	// The expiry item stays queued: when it comes due it finds the
 	// approval ended and does nothing.
@@ -198,7 +200,7 @@ func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *payment.A
 		if err := tx.UpdateToken(ctx, tok); err != nil {
 			return err
 		}
-		return tx.announce(ctx, payment.EventTokenThreeDSUpdated, tok)
+		return tx.Announce(ctx, payment.EventTokenThreeDSUpdated, tok)
 	}
 	ch, err := tx.Charge(ctx, ap.ResourceID)
 	if err != nil {
@@ -217,7 +219,7 @@ func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *payment.A
 		if err := tx.UpdateCharge(ctx, ch); err != nil {
 			return err
 		}
-		return tx.enqueueWork(ctx, payment.WorkAuthorize, ch.ID, now)
+		return tx.EnqueueWork(ctx, payment.WorkAuthorize, ch.ID, now)
 	}
 	ch.UpdatedOn = now
 	if err := s.moveCharge(ctx, tx, ch, payment.ChargeAwaiting); err != nil {
@@ -233,7 +235,7 @@ func (s *Service) settleApproval(ctx context.Context, tx *writeTx, ap *payment.A
 
 // startApproval records a new approval for a resource and queues its
 // expiry, in the caller's transaction.
-func startApproval(ctx context.Context, tx *writeTx, ap *payment.Approval, ttl time.Duration, now time.Time) error {
+func startApproval(ctx context.Context, tx *outbox.Tx, ap *payment.Approval, ttl time.Duration, now time.Time) error {
 	ap.Key = newApprovalKey()
 	ap.Status = payment.ApprovalAwaiting
 	ap.ExpiresOn = now.Add(ttl)
@@ -241,13 +243,13 @@ func startApproval(ctx context.Context, tx *writeTx, ap *payment.Approval, ttl t
 	if err := tx.CreateApproval(ctx, ap); err != nil {
 		return err
 	}
-	return tx.enqueueWork(ctx, payment.WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
+	return tx.EnqueueWork(ctx, payment.WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
 }
 
 // expireApproval ends, at its time, the approval a resource waits on.
 func (s *Service) expireApproval(ctx context.Context, w payment.Work) error {
 	var settled bool
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		settled = false
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
@@ -263,14 +265,14 @@ func (s *Service) expireApproval(ctx context.Context, w payment.Work) error {
 		if !ap.Expired(now) {
 			// Claimed early (a clock behind another instance's): again at
 			// its time.
-			return tx.enqueueWork(ctx, payment.WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
+			return tx.EnqueueWork(ctx, payment.WorkApprovalExpiry, ap.ResourceID, ap.ExpiresOn)
 		}
 		settled = true
 		return s.settleApproval(ctx, tx, ap, payment.ApprovalExpired, now)
 	})
 	if err == nil && settled {
-		s.changes.Notify(w.ID)
-		s.wakeWorker()
+		s.db.Changed(w.ID)
+		s.db.WakeWorker()
 	}
 	return err
 }

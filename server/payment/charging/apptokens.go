@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 func appTokenScope(merchantID, storeID uuid.UUID) string {
@@ -106,7 +108,7 @@ func (s *Service) CreateAppToken(ctx context.Context, c *payment.Caller, storeID
 		return nil, err
 	}
 	var issued *payment.IssuedAppToken
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -124,7 +126,7 @@ func (s *Service) CreateAppToken(ctx context.Context, c *payment.Caller, storeID
 // AppTokens lists the active tokens of a store, or of the merchant.
 func (s *Service) AppTokens(ctx context.Context, c *payment.Caller, storeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.AppToken], error) {
 	var page payment.Page[*payment.AppToken]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -138,7 +140,7 @@ func (s *Service) AppTokens(ctx context.Context, c *payment.Caller, storeID uuid
 // RevokeAppToken revokes a token; it stops working at once on this
 // instance and within the auth cache's lifetime on others.
 func (s *Service) RevokeAppToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error {
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		owner, err := s.appTokenOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -175,7 +177,7 @@ func (s *Service) IssueStoreAppToken(ctx context.Context, storeID uuid.UUID, p p
 		return nil, err
 	}
 	var issued *payment.IssuedAppToken
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		st, err := tx.Store(ctx, storeID)
 		if err != nil {
 			return err
@@ -195,7 +197,7 @@ func (s *Service) IssueMerchantAppToken(ctx context.Context, merchantID uuid.UUI
 		return nil, err
 	}
 	var issued *payment.IssuedAppToken
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if _, err := tx.Merchant(ctx, merchantID); err != nil {
 			return err
 		}
@@ -209,7 +211,7 @@ func (s *Service) IssueMerchantAppToken(ctx context.Context, merchantID uuid.UUI
 // CORS preflights, which carry no credentials.
 func (s *Service) AllowedOrigins(ctx context.Context) ([]string, error) {
 	var ds []string
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		ds, err = tx.ActiveDomains(ctx)
 		return err

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kessai/kessai/server/payment"
 	"testing"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // TestAttemptError: what a merchant is shown of a failed attempt is one of

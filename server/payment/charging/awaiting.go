@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -37,7 +38,7 @@ func awaitingApproval(ctx context.Context, tx payment.Tx, id uuid.UUID, waiting 
 // SDK takes, which the sandbox's page also takes in place of its key).
 func (s *Service) ChargeIssuerToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.IssuerToken, error) {
 	var it *payment.IssuerToken
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		ch, m, err := s.awaitedCharge(ctx, tx, c, storeID, id, awaitsIssuerToken, "NOT_ONLINE_CHARGE")
 		if err != nil {
 			return err
@@ -59,7 +60,7 @@ func (s *Service) ChargeIssuerToken(ctx context.Context, c *payment.Caller, stor
 // merchant show one (GET …/charges/{id}/qr).
 func (s *Service) ChargeQR(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.ChargeQR, error) {
 	var qr *payment.ChargeQR
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		ch, m, err := s.awaitedCharge(ctx, tx, c, storeID, id, awaitsMerchantQR, "NOT_QR_CHARGE")
 		if err != nil {
 			return err

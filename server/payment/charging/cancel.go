@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // CreateCancel asks for an authorised charge to be voided. Only an
@@ -22,7 +24,7 @@ func (s *Service) CreateCancel(ctx context.Context, c *payment.Caller, storeID, 
 		return nil, err
 	}
 	var cn *payment.Cancel
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if cn, err = s.placeCancel(ctx, tx, c, storeID, chargeID, metadata); err != nil {
 			return err
@@ -33,8 +35,8 @@ func (s *Service) CreateCancel(ctx context.Context, c *payment.Caller, storeID, 
 	if err != nil {
 		return nil, err
 	}
-	s.wakeWorker()
-	s.changes.Notify(chargeID)
+	s.db.WakeWorker()
+	s.db.Changed(chargeID)
 	return cn, nil
 }
 
@@ -42,7 +44,7 @@ func (s *Service) CreateCancel(ctx context.Context, c *payment.Caller, storeID, 
 // done at once for a charge awaiting its shopper (the cancel finished, the
 // charge withdrawn), pending with the work that voids it for an
 // authorisation.
-func (s *Service) placeCancel(ctx context.Context, tx *writeTx, c *payment.Caller, storeID, chargeID uuid.UUID, metadata payment.Metadata) (*payment.Cancel, error) {
+func (s *Service) placeCancel(ctx context.Context, tx *outbox.Tx, c *payment.Caller, storeID, chargeID uuid.UUID, metadata payment.Metadata) (*payment.Cancel, error) {
 	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
@@ -63,8 +65,8 @@ func (s *Service) placeCancel(ctx context.Context, tx *writeTx, c *payment.Calle
 		if err := tx.CreateCancel(ctx, cn); err != nil {
 			return nil, err
 		}
-		tx.noteSettled(payment.SettledCancel, string(cn.Status), cn.Error)
-		if err := tx.announce(ctx, payment.EventCancelFinished, cn); err != nil {
+		tx.NoteSettled(payment.SettledCancel, string(cn.Status), cn.Error)
+		if err := tx.Announce(ctx, payment.EventCancelFinished, cn); err != nil {
 			return nil, err
 		}
 		return cn, s.withdrawAwaiting(ctx, tx, ch, now)
@@ -86,7 +88,7 @@ func (s *Service) placeCancel(ctx context.Context, tx *writeTx, c *payment.Calle
 	if err := tx.CreateCancel(ctx, cn); err != nil {
 		return nil, err
 	}
-	return cn, tx.enqueueWork(ctx, payment.WorkCancel, cn.ID, now)
+	return cn, tx.EnqueueWork(ctx, payment.WorkCancel, cn.ID, now)
 }
 
 func (s *Service) visibleCancel(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, chargeID, id uuid.UUID) (*payment.Cancel, error) {
@@ -104,13 +106,13 @@ func (s *Service) Cancel(ctx context.Context, c *payment.Caller, storeID, charge
 	}
 	var cn *payment.Cancel
 	read := func() error {
-		return s.view(ctx, func(tx payment.Tx) error {
+		return s.db.View(ctx, func(tx payment.Tx) error {
 			var err error
 			cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id)
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return string(cn.Status), cn.Status == payment.OperationPending })
+	err := s.db.LongPoll(ctx, id, wait, read, func() (string, bool) { return string(cn.Status), cn.Status == payment.OperationPending })
 	return cn, err
 }
 
@@ -120,7 +122,7 @@ func (s *Service) Cancels(ctx context.Context, c *payment.Caller, storeID, charg
 		return payment.Page[*payment.Cancel]{}, err
 	}
 	var page payment.Page[*payment.Cancel]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
 			return err
 		}
@@ -137,7 +139,7 @@ func (s *Service) UpdateCancel(ctx context.Context, c *payment.Caller, storeID, 
 		return nil, err
 	}
 	var cn *payment.Cancel
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if cn, err = s.visibleCancel(ctx, tx, c, storeID, chargeID, id); err != nil {
 			return err
@@ -156,7 +158,7 @@ func (s *Service) UpdateCancel(ctx context.Context, c *payment.Caller, storeID, 
 // merchant cancelled it (a cancel of an awaiting charge): its approval
 // ends canceled and the charge canceled, without an error of the
 // shopper's.
-func (s *Service) withdrawAwaiting(ctx context.Context, tx *writeTx, ch *payment.Charge, now time.Time) error {
+func (s *Service) withdrawAwaiting(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, now time.Time) error {
 	ap, err := tx.ApprovalFor(ctx, ch.ID)
 	if err != nil && !payment.IsNotFound(err) {
 		return err

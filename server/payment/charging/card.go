@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 	"github.com/kessai/kessai/wasm/card"
 )
 
@@ -81,7 +82,7 @@ func (cardMethod) newToken(s *Service, c *payment.Caller, p *payment.NewToken, t
 	return nil
 }
 
-func (cardMethod) admitToken(ctx context.Context, s *Service, tx *writeTx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error {
+func (cardMethod) admitToken(ctx context.Context, s *Service, tx *outbox.Tx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error {
 	// The product's PCI DSS rule: card data may pass through a merchant's own site or
 	// server only when the store complies with PCI DSS; otherwise it
 	// must come through Kessai's own widget frame or link form.
@@ -109,14 +110,14 @@ func (cardMethod) admitToken(ctx context.Context, s *Service, tx *writeTx, c *pa
 	return nil
 }
 
-func (cardMethod) startToken(ctx context.Context, tx *writeTx, tok *payment.TransactionToken, now time.Time) error {
+func (cardMethod) startToken(ctx context.Context, tx *outbox.Tx, tok *payment.TransactionToken, now time.Time) error {
 	if tok.CVVAuthorize.Enabled {
-		if err := tx.enqueueWork(ctx, payment.WorkCVVAuthorize, tok.ID, now); err != nil {
+		if err := tx.EnqueueWork(ctx, payment.WorkCVVAuthorize, tok.ID, now); err != nil {
 			return err
 		}
 	}
 	if tok.ThreeDS.Enabled {
-		return tx.enqueueWork(ctx, payment.WorkTokenThreeDS, tok.ID, now)
+		return tx.EnqueueWork(ctx, payment.WorkTokenThreeDS, tok.ID, now)
 	}
 	return nil
 }
@@ -173,7 +174,7 @@ func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch 
 	step := threeDSNone
 	if ch.Status == payment.ChargePending {
 		var st *payment.Store
-		if err := s.view(ctx, func(tx payment.Tx) error {
+		if err := s.db.View(ctx, func(tx payment.Tx) error {
 			var err error
 			st, err = tx.Store(ctx, ch.StoreID)
 			return err
@@ -200,7 +201,7 @@ func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch 
 	if err != nil {
 		return err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -234,7 +235,7 @@ func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch 
 		if ch.Status == payment.ChargeAuthorized && ch.CaptureAt != nil {
 			// Queued with the authorisation, so that no authorised charge
 			// with a capture_at is ever without its capture.
-			if err := tx.enqueueWork(ctx, payment.WorkScheduledCapture, ch.ID, *ch.CaptureAt); err != nil {
+			if err := tx.EnqueueWork(ctx, payment.WorkScheduledCapture, ch.ID, *ch.CaptureAt); err != nil {
 				return err
 			}
 		}
@@ -242,7 +243,7 @@ func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch 
 		return tx.EraseTokenCVC(ctx, ch.TokenID)
 	})
 	if err == nil {
-		s.changes.Notify(id)
+		s.db.Changed(id)
 	}
 	return err
 }
@@ -251,7 +252,7 @@ func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch 
 // authorisation: a challenge for the shopper, or, for a card that cannot
 // be authenticated where it must be, the charge's failure (356).
 func (s *Service) beforeAuthorization(ctx context.Context, w payment.Work, step threeDSStep) error {
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -274,7 +275,7 @@ func (s *Service) beforeAuthorization(ctx context.Context, w payment.Work, step 
 		return tx.EraseTokenCVC(ctx, ch.TokenID)
 	})
 	if err == nil {
-		s.changes.Notify(w.ID)
+		s.db.Changed(w.ID)
 	}
 	return err
 }

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 func (s *Service) testChargeQuota() payment.Quota {
@@ -122,7 +124,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment
 			return nil, err
 		}
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.ThreeDSMode()); err != nil {
 			return err
 		}
@@ -134,7 +136,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment
 	if err != nil {
 		return nil, err
 	}
-	s.wakeWorker()
+	s.db.WakeWorker()
 	return ch, nil
 }
 
@@ -158,7 +160,7 @@ type chargeOrder struct {
 // other. The gateway's own scheduled charges are not the caller's: the
 // browser rule, the test-charge quota and the duplicate rule, which guard
 // against what callers send, do not apply to them.
-func (s *Service) placeCharge(ctx context.Context, tx *writeTx, o chargeOrder) error {
+func (s *Service) placeCharge(ctx context.Context, tx *outbox.Tx, o chargeOrder) error {
 	ch, c, now := o.charge, o.caller, o.charge.CreatedOn
 	tok, err := tx.Token(ctx, ch.TokenID)
 	if err != nil {
@@ -218,13 +220,13 @@ func (s *Service) placeCharge(ctx context.Context, tx *writeTx, o chargeOrder) e
 		return err
 	}
 	if ch.Status == payment.ChargePending {
-		if err := tx.enqueueWork(ctx, payment.WorkAuthorize, ch.ID, now); err != nil {
+		if err := tx.EnqueueWork(ctx, payment.WorkAuthorize, ch.ID, now); err != nil {
 			return err
 		}
 	} else {
 		// A rejected duplicate ends as it is made.
-		tx.noteSettled(payment.SettledCharge, string(ch.Status), ch.Error)
-		if err := tx.announce(ctx, payment.EventChargeFinished, ch); err != nil {
+		tx.NoteSettled(payment.SettledCharge, string(ch.Status), ch.Error)
+		if err := tx.Announce(ctx, payment.EventChargeFinished, ch); err != nil {
 			return err
 		}
 	}
@@ -240,16 +242,16 @@ func (s *Service) placeCharge(ctx context.Context, tx *writeTx, o chargeOrder) e
 // moves a charge (the acquirer's answer, 3-D Secure, a wallet, an
 // expiry, a cancel) goes through it, so that each of them has every one
 // of these effects.
-func (s *Service) moveCharge(ctx context.Context, tx *writeTx, ch *payment.Charge, from payment.ChargeStatus) error {
+func (s *Service) moveCharge(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, from payment.ChargeStatus) error {
 	if err := tx.UpdateCharge(ctx, ch); err != nil {
 		return err
 	}
 	if ch.Status == from {
 		return nil
 	}
-	tx.noteSettled(payment.SettledCharge, string(ch.Status), ch.Error)
+	tx.NoteSettled(payment.SettledCharge, string(ch.Status), ch.Error)
 	if name := chargeEvent(ch.Status); name != "" {
-		if err := tx.announce(ctx, name, ch); err != nil {
+		if err := tx.Announce(ctx, name, ch); err != nil {
 			return err
 		}
 	}
@@ -325,7 +327,7 @@ func (s *Service) Charge(ctx context.Context, c *payment.Caller, storeID, id uui
 	var operating bool
 	read := func() error {
 		// visibleCharge is one read: the charge's row decides who sees it.
-		err := s.viewOne(ctx, func(tx payment.Tx) error {
+		err := s.db.ViewOne(ctx, func(tx payment.Tx) error {
 			var err error
 			ch, err = s.visibleCharge(ctx, tx, c, storeID, id)
 			return err
@@ -338,7 +340,7 @@ func (s *Service) Charge(ctx context.Context, c *payment.Caller, storeID, id uui
 		// still change asks more. The charge is read again with the
 		// question, in one snapshot: an operation seen finished with the
 		// charge as it was before would answer a stale status.
-		return s.view(ctx, func(tx payment.Tx) error {
+		return s.db.View(ctx, func(tx payment.Tx) error {
 			var err error
 			if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
 				return err
@@ -347,7 +349,7 @@ func (s *Service) Charge(ctx context.Context, c *payment.Caller, storeID, id uui
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return ch.Stage(), ch.InFlight() || operating })
+	err := s.db.LongPoll(ctx, id, wait, read, func() (string, bool) { return ch.Stage(), ch.InFlight() || operating })
 	return ch, err
 }
 
@@ -373,7 +375,7 @@ func (s *Service) Charges(ctx context.Context, c *payment.Caller, storeID uuid.U
 		return emptyPage[*payment.Charge](p), nil
 	}
 	var page payment.Page[*payment.Charge]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -391,7 +393,7 @@ func (s *Service) UpdateCharge(ctx context.Context, c *payment.Caller, storeID, 
 		return nil, err
 	}
 	var ch *payment.Charge
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if ch, err = s.visibleCharge(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -417,7 +419,7 @@ func (s *Service) CaptureCharge(ctx context.Context, c *payment.Caller, storeID,
 	if err := c.RequireSecret(); err != nil {
 		return err
 	}
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -454,12 +456,12 @@ func (s *Service) CaptureCharge(ctx context.Context, c *payment.Caller, storeID,
 // acquirer answers. The merchant's capture and the one scheduled by
 // capture_at both go through it, so that they are retried, fail and end
 // the charge alike.
-func requestCapture(ctx context.Context, tx *writeTx, ch *payment.Charge, amount int64, now time.Time) error {
+func requestCapture(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, amount int64, now time.Time) error {
 	ch.CaptureState, ch.CaptureAmount, ch.UpdatedOn = payment.CaptureRequested, amount, now
 	if err := tx.UpdateCharge(ctx, ch); err != nil {
 		return err
 	}
-	return tx.enqueueWork(ctx, payment.WorkCapture, ch.ID, now)
+	return tx.EnqueueWork(ctx, payment.WorkCapture, ch.ID, now)
 }
 
 func sameCurrency(a, b string) bool {

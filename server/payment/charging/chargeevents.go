@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -21,7 +22,7 @@ func (s *Service) ChargeEvents(ctx context.Context, c *payment.Caller, storeID, 
 	}
 	limit = min(max(limit, 0), payment.MaxLimit)
 	var evs []*payment.Event
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		evs = nil
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 		if err != nil {

@@ -13,8 +13,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/kessai/kessai/server/payment"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // The merchant console's accounts: sign-in with a password, sessions kept
@@ -101,7 +103,7 @@ func (s *Service) SignIn(ctx context.Context, r payment.SignInRequest) (token st
 		return "", nil, err
 	}
 	var u *payment.User
-	err = s.view(ctx, func(tx payment.Tx) error {
+	err = s.db.View(ctx, func(tx payment.Tx) error {
 		u, err = tx.UserByEmail(ctx, email)
 		if payment.IsNotFound(err) {
 			u, err = nil, nil
@@ -122,7 +124,7 @@ func (s *Service) SignIn(ctx context.Context, r payment.SignInRequest) (token st
 func (s *Service) startSession(ctx context.Context, u *payment.User, mode payment.Mode, also func(payment.Tx) error) (string, *payment.ConsoleSession, error) {
 	token := rand.Text() + rand.Text()
 	var sess *payment.ConsoleSession
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		now := s.clock.Now()
 		// The password was checked before this transaction: if it
 		// changed since, the session would outlive the change that
@@ -191,7 +193,7 @@ func (s *Service) ConsoleSession(ctx context.Context, token string) (*payment.Co
 	}
 	hash := s.consoleHash("session", token)
 	var sess *payment.ConsoleSession
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		sess, err = tx.ConsoleSession(ctx, hash)
 		return err
@@ -209,7 +211,7 @@ func (s *Service) ConsoleSession(ctx context.Context, token string) (*payment.Co
 	if now.Sub(sess.LastSeenOn) < payment.ConsoleTouchEvery {
 		return sess, nil
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		cur, err := tx.ConsoleSession(ctx, hash)
 		if err != nil {
 			return err
@@ -236,7 +238,7 @@ func (s *Service) SignOut(ctx context.Context, token string) error {
 	if !validConsoleToken(token) {
 		return nil
 	}
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		return tx.DeleteConsoleSession(ctx, s.consoleHash("session", token))
 	})
 }
@@ -251,7 +253,7 @@ func (s *Service) SetConsoleMode(ctx context.Context, token string, mode payment
 	if err != nil {
 		return err
 	}
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		cur, err := tx.ConsoleSession(ctx, sess.TokenHash)
 		if err != nil {
 			return err
@@ -293,7 +295,7 @@ func (s *Service) ChangePassword(ctx context.Context, sessionToken, current, nex
 		return "", nil, err
 	}
 	var u *payment.User
-	if err := s.view(ctx, func(tx payment.Tx) error {
+	if err := s.db.View(ctx, func(tx payment.Tx) error {
 		u, err = tx.User(ctx, sess.UserID)
 		return err
 	}); err != nil {
@@ -352,7 +354,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, r payment.PasswordRe
 	}
 	token := rand.Text() + rand.Text()
 	var mail *payment.PasswordResetMail
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		mail = nil
 		now := s.clock.Now()
 		if err := payment.PasswordResetQuota().Take(ctx, tx, email, now); err != nil {
@@ -424,7 +426,7 @@ func (s *Service) usableReset(ctx context.Context, tx payment.Tx, token string) 
 // CheckPasswordReset reports whether a reset link still works, for the
 // page that asks for the new password.
 func (s *Service) CheckPasswordReset(ctx context.Context, token string) error {
-	return s.view(ctx, func(tx payment.Tx) error {
+	return s.db.View(ctx, func(tx payment.Tx) error {
 		_, err := s.usableReset(ctx, tx, token)
 		return err
 	})
@@ -437,7 +439,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 	if err != nil {
 		return err
 	}
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		r, err := s.usableReset(ctx, tx, token)
 		if err != nil {
 			return err
@@ -450,7 +452,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 func (s *Service) ConsoleUser(ctx context.Context, sess *payment.ConsoleSession) (*payment.User, *payment.Merchant, error) {
 	var u *payment.User
 	var m *payment.Merchant
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		if u, err = tx.User(ctx, sess.UserID); err != nil {
 			return err

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // A token made with cvv_authorize enabled is checked before it may be
@@ -40,7 +42,7 @@ func cvvAuthAmount(currency string, st payment.StoreSettings) (int64, string) {
 func (s *Service) cvvAuthorize(ctx context.Context, w payment.Work) error {
 	var tok *payment.TransactionToken
 	var st *payment.Store
-	if err := s.view(ctx, func(tx payment.Tx) error {
+	if err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		if tok, err = tx.Token(ctx, w.ID); err != nil {
 			return err
@@ -76,7 +78,7 @@ func (s *Service) cvvAuthorize(ctx context.Context, w payment.Work) error {
 			return fmt.Errorf("the void of CVV authorization %s was refused: %d %s", id, void.Error.Code, void.Error.Message)
 		}
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -93,13 +95,13 @@ func (s *Service) cvvAuthorize(ctx context.Context, w payment.Work) error {
 		if err := tx.UpdateToken(ctx, tok); err != nil {
 			return err
 		}
-		if err := tx.announce(ctx, payment.EventTokenCVVAuthUpdated, tok); err != nil {
+		if err := tx.Announce(ctx, payment.EventTokenCVVAuthUpdated, tok); err != nil {
 			return err
 		}
 		return tx.EraseTokenCVC(ctx, tok.ID)
 	})
 	if err == nil {
-		s.changes.Notify(w.ID)
+		s.db.Changed(w.ID)
 	}
 	return err
 }

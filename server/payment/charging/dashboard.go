@@ -2,9 +2,10 @@ package charging
 
 import (
 	"context"
-	"github.com/kessai/kessai/server/payment"
 	"slices"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // Dashboard counts the charges the caller can see, in its mode, created on
@@ -20,7 +21,7 @@ func (s *Service) Dashboard(ctx context.Context, c *payment.Caller, day time.Tim
 		f.StoreID = c.StoreID()
 	}
 	var stats []payment.ChargeStat
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		stats, err = tx.ChargeStats(ctx, f)
 		return err

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // The failures of an attempt the gateway decides itself, which the
@@ -128,7 +130,7 @@ func (s *Service) deliver(ctx context.Context, w payment.Work) error {
 	var ev *payment.Event
 	var hook *payment.Webhook
 	gone := false
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		if d, err = tx.Delivery(ctx, w.ID); err != nil {
 			return err
@@ -186,7 +188,7 @@ func (s *Service) recordAttempt(ctx context.Context, w payment.Work, status int,
 	retry := false
 	var result payment.DeliveryStatus
 	var lag time.Duration
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		result = ""
 		d, err := tx.Delivery(ctx, w.ID)
 		if err != nil || d.Status != payment.DeliveryPending {
@@ -244,7 +246,7 @@ func (s *Service) WebhookDeliveries(ctx context.Context, c *payment.Caller, stor
 		return payment.Page[payment.DeliveryLogEntry]{}, err
 	}
 	var out payment.Page[payment.DeliveryLogEntry]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		if _, err := s.visibleWebhook(ctx, tx, c, storeID, id); err != nil {
 			return err
 		}
@@ -286,7 +288,7 @@ func (s *Service) RedeliverEvent(ctx context.Context, c *payment.Caller, storeID
 		return payment.DeliveryLogEntry{}, err
 	}
 	var out payment.DeliveryLogEntry
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		hook, err := s.visibleWebhook(ctx, tx, c, storeID, webhookID)
 		if err != nil {
 			return err
@@ -307,7 +309,7 @@ func (s *Service) RedeliverEvent(ctx context.Context, c *payment.Caller, storeID
 		out = payment.DeliveryLogEntry{Delivery: d, Event: ev}
 		// An item still queued for it (a retry not yet due) stays: the
 		// delivery is pending again, and it comes due now or at its time.
-		return tx.enqueueWork(ctx, payment.WorkWebhookDelivery, d.ID, now)
+		return tx.EnqueueWork(ctx, payment.WorkWebhookDelivery, d.ID, now)
 	})
 	return out, err
 }
@@ -324,7 +326,7 @@ func (s *Service) Events(ctx context.Context, c *payment.Caller, after uuid.UUID
 		f.StoreID = c.StoreID()
 	}
 	var evs []*payment.Event
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		evs, err = tx.ListEvents(ctx, f, limit)
 		return err
@@ -334,4 +336,4 @@ func (s *Service) Events(ctx context.Context, c *payment.Caller, after uuid.UUID
 
 // EventsBell returns a channel closed when this instance next commits
 // events.
-func (s *Service) EventsBell() <-chan struct{} { return s.events.Wait() }
+func (s *Service) EventsBell() <-chan struct{} { return s.db.EventsBell() }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 func newPassword() string {
@@ -30,7 +32,7 @@ func (s *Service) SeedDemo(ctx context.Context, domains []string) (*payment.Demo
 		return nil, err
 	}
 	var demo *payment.DemoAccount
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		n, err := tx.CountMerchants(ctx)
 		if err != nil || n > 0 {
 			return err
@@ -74,7 +76,7 @@ func (s *Service) RenewDemo(ctx context.Context, domains []string) (*payment.Dem
 		return nil, err
 	}
 	var demo *payment.DemoAccount
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		u, err := tx.UserByEmail(ctx, payment.DemoEmail)
 		if err != nil {
 			return err

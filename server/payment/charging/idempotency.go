@@ -2,6 +2,7 @@ package charging
 
 import (
 	"context"
+
 	"github.com/kessai/kessai/server/payment"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -44,7 +45,7 @@ func (s *Service) Transactions(ctx context.Context, c *payment.Caller, storeID u
 		return emptyPage[*payment.LedgerEntry](p), nil
 	}
 	var page payment.Page[*payment.LedgerEntry]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err

@@ -1,8 +1,9 @@
 package charging
 
 import (
-	"github.com/kessai/kessai/server/payment"
 	"slices"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // settlement is what one transaction settled, told to the Meter once it

@@ -3,8 +3,10 @@ package charging
 import (
 	"context"
 	"fmt"
-	"github.com/kessai/kessai/server/payment"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // A paymentMethod is one way a shopper pays: the payment_type of a token
@@ -44,10 +46,10 @@ type paymentMethod interface {
 	newToken(s *Service, c *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error
 	// admitToken applies the store's rules to a new token of this type in
 	// its transaction, before it is written.
-	admitToken(ctx context.Context, s *Service, tx *writeTx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error
+	admitToken(ctx context.Context, s *Service, tx *outbox.Tx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error
 	// startToken queues what a new token needs next (a card's CVV check
 	// and 3-D Secure), in its transaction, after it is written.
-	startToken(ctx context.Context, tx *writeTx, tok *payment.TransactionToken, now time.Time) error
+	startToken(ctx context.Context, tx *outbox.Tx, tok *payment.TransactionToken, now time.Time) error
 
 	// checkCharge says whether a charge on tok may be made as p asks
 	// (capture, 3-D Secure, currency, amount); p is nil for a
@@ -167,7 +169,7 @@ func approvalMethod(kind payment.ApprovalKind) (paymentMethod, error) {
 // the charge awaits (moveCharge, with its effects), with the approval
 // that approval describes for it, which the gateway ends after ttl.
 func (s *Service) awaitShopper(ctx context.Context, w payment.Work, approval func(ch *payment.Charge) *payment.Approval, ttl time.Duration) error {
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -186,7 +188,7 @@ func (s *Service) awaitShopper(ctx context.Context, w payment.Work, approval fun
 		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
 	})
 	if err == nil {
-		s.changes.Notify(w.ID)
+		s.db.Changed(w.ID)
 	}
 	return err
 }

@@ -1,8 +1,9 @@
 package charging
 
 import (
-	"github.com/kessai/kessai/server/payment"
 	"testing"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // TestPaymentMethodsRegistry: each payment type is registered once and

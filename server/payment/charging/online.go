@@ -1,8 +1,9 @@
 package charging
 
 import (
-	"github.com/kessai/kessai/server/payment"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // callMethods are how the shopper's device reaches an online wallet

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -46,7 +47,7 @@ func (s *Service) TokenReceipt(ctx context.Context, c *payment.Caller, id uuid.U
 		return nil, err
 	}
 	var r *payment.TokenReceipt
-	err = s.view(ctx, func(tx payment.Tx) error {
+	err = s.db.View(ctx, func(tx payment.Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err

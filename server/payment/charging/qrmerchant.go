@@ -1,8 +1,9 @@
 package charging
 
 import (
-	"github.com/kessai/kessai/server/payment"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
 )
 
 // qrMerchantMethod is a merchant-presented QR code (payment_type

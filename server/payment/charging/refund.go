@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // refundReasons are the reasons a merchant may give; the others of the
@@ -36,7 +38,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *payment.Caller, storeID, 
 		return nil, err
 	}
 	var r *payment.Refund
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 		if err != nil {
 			return err
@@ -72,7 +74,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *payment.Caller, storeID, 
 		if err := tx.CreateRefund(ctx, r); err != nil {
 			return err
 		}
-		if err := tx.enqueueWork(ctx, payment.WorkRefund, r.ID, now); err != nil {
+		if err := tx.EnqueueWork(ctx, payment.WorkRefund, r.ID, now); err != nil {
 			return err
 		}
 		if err := tx.PutLedgerEntry(ctx, refundLedgerEntry(r)); err != nil {
@@ -101,13 +103,13 @@ func (s *Service) Refund(ctx context.Context, c *payment.Caller, storeID, charge
 	}
 	var r *payment.Refund
 	read := func() error {
-		return s.view(ctx, func(tx payment.Tx) error {
+		return s.db.View(ctx, func(tx payment.Tx) error {
 			var err error
 			r, err = s.visibleRefund(ctx, tx, c, storeID, chargeID, id)
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return string(r.Status), r.Status == payment.OperationPending })
+	err := s.db.LongPoll(ctx, id, wait, read, func() (string, bool) { return string(r.Status), r.Status == payment.OperationPending })
 	return r, err
 }
 
@@ -117,7 +119,7 @@ func (s *Service) Refunds(ctx context.Context, c *payment.Caller, storeID, charg
 		return payment.Page[*payment.Refund]{}, err
 	}
 	var page payment.Page[*payment.Refund]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		if _, err := s.visibleCharge(ctx, tx, c, storeID, chargeID); err != nil {
 			return err
 		}
@@ -144,7 +146,7 @@ func (s *Service) UpdateRefund(ctx context.Context, c *payment.Caller, storeID, 
 		return nil, err
 	}
 	var r *payment.Refund
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if r, err = s.visibleRefund(ctx, tx, c, storeID, chargeID, id); err != nil {
 			return err

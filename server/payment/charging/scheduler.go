@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // The scheduler charges subscriptions. It is not a loop of its own: each
@@ -27,7 +29,7 @@ import (
 // chargePayment is the work of a payment that fell due.
 func (s *Service) chargePayment(ctx context.Context, w payment.Work) error {
 	now := s.clock.Now()
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -37,7 +39,7 @@ func (s *Service) chargePayment(ctx context.Context, w payment.Work) error {
 		}
 		if at := pay.ChargeAt(sub.Location()); now.Before(at) {
 			// Its due date was moved later since the item was queued.
-			return tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, at)
+			return tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, at)
 		}
 		if pay.TerminateWithStatus != "" {
 			if pay.TerminateWithStatus == payment.SubscriptionSuspended && pay.Cycle >= 0 {
@@ -75,7 +77,7 @@ func (s *Service) chargePayment(ctx context.Context, w payment.Work) error {
 	}
 	// The charge could not be made at all (the token deleted, no live
 	// acquirer): a failed attempt, as a declined charge is.
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -125,7 +127,7 @@ func (s *Service) duePayment(ctx context.Context, tx payment.Tx, id uuid.UUID) (
 // of its payments ends (authorised counts as paid: a first charge that
 // was only to be authorised). It runs in the transaction that records the
 // charge's end.
-func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *payment.Charge) error {
+func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *outbox.Tx, ch *payment.Charge) error {
 	pay, err := tx.ScheduledPayment(ctx, ch.PaymentID)
 	if err != nil {
 		return err
@@ -146,7 +148,7 @@ func (s *Service) subscriptionChargeEnded(ctx context.Context, tx *writeTx, ch *
 
 // paymentPaid records a payment as paid and makes the next one, or
 // completes the subscription when its plan ends with it.
-func (s *Service) paymentPaid(ctx context.Context, tx *writeTx, sub *payment.Subscription, pay *payment.ScheduledPayment, now time.Time) error {
+func (s *Service) paymentPaid(ctx context.Context, tx *outbox.Tx, sub *payment.Subscription, pay *payment.ScheduledPayment, now time.Time) error {
 	today := payment.DateOf(now, sub.Location())
 	pay.IsPaid, pay.SuccessfulPaymentDate, pay.RetryDate, pay.RetryAt, pay.UpdatedOn = true, &today, nil, nil, now
 	if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
@@ -168,7 +170,7 @@ func (s *Service) paymentPaid(ctx context.Context, tx *writeTx, sub *payment.Sub
 		if err := tx.CreateScheduledPayment(ctx, next); err != nil {
 			return err
 		}
-		if err := tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, next.ID, next.ChargeAt(sub.Location())); err != nil {
+		if err := tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, next.ID, next.ChargeAt(sub.Location())); err != nil {
 			return err
 		}
 		sub.NextPaymentID = next.ID
@@ -204,7 +206,7 @@ func (s *Service) nextPayment(sub *payment.Subscription, prev *payment.Scheduled
 // paymentFailed records a failed attempt at a payment: the subscription
 // is unpaid, and the payment is tried again after its retry interval, up
 // to maxPaymentRetries times.
-func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *payment.Subscription, pay *payment.ScheduledPayment, now time.Time) error {
+func (s *Service) paymentFailed(ctx context.Context, tx *outbox.Tx, sub *payment.Subscription, pay *payment.ScheduledPayment, now time.Time) error {
 	if sub.Status.Ended() || sub.NextPaymentID != pay.ID {
 		return nil
 	}
@@ -217,7 +219,7 @@ func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *payment.S
 		at := now.Add(d)
 		day := payment.DateOf(at, sub.Location())
 		pay.RetryAt, pay.RetryDate = &at, &day
-		if err := tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, at); err != nil {
+		if err := tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, at); err != nil {
 			return err
 		}
 	}
@@ -235,7 +237,7 @@ func (s *Service) paymentFailed(ctx context.Context, tx *writeTx, sub *payment.S
 }
 
 // endSubscription suspends or cancels a subscription.
-func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *payment.Subscription, status payment.SubscriptionStatus, now time.Time) error {
+func (s *Service) endSubscription(ctx context.Context, tx *outbox.Tx, sub *payment.Subscription, status payment.SubscriptionStatus, now time.Time) error {
 	if sub.NextPaymentID != uuid.Nil {
 		pay, err := tx.ScheduledPayment(ctx, sub.NextPaymentID)
 		if err != nil {
@@ -264,10 +266,10 @@ func (s *Service) endSubscription(ctx context.Context, tx *writeTx, sub *payment
 // its long polls once committed. Subscription events are named by the
 // rules that cause them (a payment is not a change of status), so each
 // rule announces its own.
-func (s *Service) announceSubscription(ctx context.Context, tx *writeTx, name string, sub *payment.Subscription) error {
+func (s *Service) announceSubscription(ctx context.Context, tx *outbox.Tx, name string, sub *payment.Subscription) error {
 	if err := loadNextPayment(ctx, tx, sub); err != nil {
 		return err
 	}
-	tx.wakePolls(sub.ID)
-	return tx.announce(ctx, name, sub)
+	tx.WakePolls(sub.ID)
+	return tx.Announce(ctx, name, sub)
 }

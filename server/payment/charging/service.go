@@ -13,15 +13,18 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/kessai/kessai/server/payment"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // Service holds the rules. Every API operation is one of its methods.
 type Service struct {
-	storage payment.Storage
-	clock   payment.Clock
-	codec   payment.TokenCodec
+	// db runs its transactions and carries out their effects.
+	db    *outbox.DB
+	clock payment.Clock
+	codec payment.TokenCodec
 	// secretKey keys the hashes of app-token secrets: a leaked database
 	// alone cannot be used to test guesses.
 	secretKey []byte
@@ -32,24 +35,12 @@ type Service struct {
 	vault        payment.CardVault
 	processor    payment.Processor
 
-	auth    authCache
-	wake    chan struct{}
-	work    *worker
-	changes payment.ChangeNotifier
-	// pollRecheck is how often a long poll re-reads storage on its own.
-	pollRecheck time.Duration
+	auth authCache
+	work *worker
 	// walletExpiry is how long a wallet payment waits for its shopper.
 	walletExpiry time.Duration
-	// encodeEvent renders an event's resource (nil: no events); events
-	// rings for the event streams.
-	encodeEvent payment.EventEncoder
-	events      payment.EventBell
 	// webhookSender delivers webhooks; nil leaves deliveries queued.
 	webhookSender payment.WebhookSender
-	// feed and outbox carry news to and from the other processes on the
-	// same database (both nil for one process alone).
-	feed   payment.ChangeFeed
-	outbox *payment.NewsOutbox
 	// throttler holds back guessers of console passwords; resetMailer
 	// sends reset links, mailing counts those under way.
 	throttler   payment.Throttle
@@ -76,9 +67,6 @@ func NewService(storage payment.Storage, clock payment.Clock, codec payment.Toke
 	if cfg.AuthCacheTTL <= 0 {
 		cfg.AuthCacheTTL = 2 * time.Second
 	}
-	if cfg.LongPollRecheck <= 0 {
-		cfg.LongPollRecheck = longPollRecheck
-	}
 	if cfg.Limits == (payment.ResourceLimits{}) {
 		cfg.Limits = payment.DefaultResourceLimits()
 	}
@@ -95,7 +83,10 @@ func NewService(storage payment.Storage, clock payment.Clock, codec payment.Toke
 		cfg.PasswordCost = bcrypt.DefaultCost
 	}
 	s := &Service{
-		storage:       storage,
+		db: outbox.New(storage, outbox.Config{
+			Clock: clock, Meter: cfg.Meter, EncodeEvent: cfg.EncodeEvent,
+			ChangeFeed: cfg.ChangeFeed, LongPollRecheck: cfg.LongPollRecheck,
+		}),
 		clock:         clock,
 		codec:         codec,
 		secretKey:     cfg.SecretKey,
@@ -103,11 +94,8 @@ func NewService(storage payment.Storage, clock payment.Clock, codec payment.Toke
 		limits:        cfg.Limits,
 		vault:         cfg.Vault,
 		processor:     cfg.Processor,
-		wake:          make(chan struct{}, 1),
 		work:          newWorker(cfg.WorkConcurrency, cfg.WorkLease),
-		pollRecheck:   cfg.LongPollRecheck,
 		walletExpiry:  cfg.WalletExpiry,
-		encodeEvent:   cfg.EncodeEvent,
 		webhookSender: cfg.WebhookSender,
 		throttler:     cfg.Throttle,
 		resetMailer:   cfg.ResetMailer,
@@ -116,17 +104,14 @@ func NewService(storage payment.Storage, clock payment.Clock, codec payment.Toke
 		passwordCost:  cfg.PasswordCost,
 		auth:          authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]payment.AppTokenClaims{}},
 	}
-	if cfg.ChangeFeed != nil {
-		s.feed, s.outbox = cfg.ChangeFeed, newNewsOutbox()
-		s.changes.Outbox = s.outbox
-	}
+	s.db.OnRevokedElsewhere(s.markAppTokenRevoked)
 	return s
 }
 
 // Ready reports whether storage answers a read: the readiness probe's
 // question of the storage engine.
 func (s *Service) Ready(ctx context.Context) error {
-	return s.view(ctx, func(tx payment.Tx) error {
+	return s.db.View(ctx, func(tx payment.Tx) error {
 		_, err := tx.CountMerchants(ctx)
 		return err
 	})
@@ -298,7 +283,7 @@ func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*payment.Ap
 		return e.token, nil
 	}
 	var tok *payment.AppToken
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		tok, err = tx.AppToken(ctx, id)
 		return err
@@ -323,7 +308,7 @@ func (s *Service) lookupAppToken(ctx context.Context, id uuid.UUID) (*payment.Ap
 // the other processes.
 func (s *Service) forgetAppToken(id uuid.UUID) {
 	s.markAppTokenRevoked(id)
-	s.outbox.Add(uuid.Nil, id, false, false)
+	s.db.AppTokenRevoked(id)
 }
 
 // markAppTokenRevoked makes this process refuse an app token at once,
@@ -347,4 +332,11 @@ func newSecret() string {
 // hashPassword hashes a console password with bcrypt at the service's cost.
 func (s *Service) hashPassword(password string) ([]byte, error) {
 	return bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
+}
+
+// RunChangeFeed links this process with the others on the same database
+// until ctx is done (outbox.DB.RunChangeFeed); without a ChangeFeed in the
+// Config it returns at once.
+func (s *Service) RunChangeFeed(ctx context.Context, log *slog.Logger) {
+	s.db.RunChangeFeed(ctx, log)
 }

@@ -5,13 +5,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
 // Me returns the caller's merchant.
 func (s *Service) Me(ctx context.Context, c *payment.Caller) (*payment.Merchant, error) {
 	var m *payment.Merchant
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		m, err = tx.Merchant(ctx, c.MerchantID())
 		return err
@@ -41,7 +42,7 @@ func (s *Service) Stores(ctx context.Context, c *payment.Caller, p payment.ListP
 		return singlePage(st, p), nil
 	}
 	var page payment.Page[*payment.Store]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		page, err = tx.ListStores(ctx, c.MerchantID(), p)
 		return err
@@ -71,7 +72,7 @@ func emptyPage[T any](p payment.ListParams) payment.Page[T] {
 // Store returns one store the caller may see; anything else is NOT_FOUND.
 func (s *Service) Store(ctx context.Context, c *payment.Caller, id uuid.UUID) (*payment.Store, error) {
 	var st *payment.Store
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		st, err = s.visibleStore(ctx, tx, c, id)
 		return err

@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // UpdateStore changes a store's name and settings: what GET /stores/{id}
@@ -19,7 +21,7 @@ func (s *Service) UpdateStore(ctx context.Context, c *payment.Caller, storeID uu
 		return nil, err
 	}
 	var st *payment.Store
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if st, err = s.visibleStore(ctx, tx, c, storeID); err != nil {
 			return err

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // maxPaymentRetries is how often a failed payment is retried on its
@@ -232,7 +234,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p p
 	}
 	pay, chargeNow := firstPayment(sub, terms.loc, now)
 	sub.NextPaymentID = pay.ID
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		tok, err := tx.Token(ctx, p.TokenID)
 		if err != nil {
 			return err
@@ -274,7 +276,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p p
 				// A free first period: paid as it starts.
 				return s.paymentPaid(ctx, tx, sub, pay, now)
 			}
-			return tx.enqueueWork(ctx, payment.WorkSubscriptionPayment, pay.ID, pay.ChargeAt(terms.loc))
+			return tx.EnqueueWork(ctx, payment.WorkSubscriptionPayment, pay.ID, pay.ChargeAt(terms.loc))
 		}
 		ch := s.subscriptionCharge(sub, pay, now)
 		ch.ThreeDS, ch.RedirectEndpoint, ch.IPAddress = sub.ThreeDS, p.Charge.RedirectEndpoint, p.Charge.IPAddress
@@ -299,7 +301,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p p
 	if err != nil {
 		return nil, err
 	}
-	s.wakeWorker()
+	s.db.WakeWorker()
 	return s.withNextPayment(ctx, sub)
 }
 
@@ -317,7 +319,7 @@ func (s *Service) subscriptionCharge(sub *payment.Subscription, pay *payment.Sch
 
 // withNextPayment fills in a subscription's next payment.
 func (s *Service) withNextPayment(ctx context.Context, sub *payment.Subscription) (*payment.Subscription, error) {
-	err := s.view(ctx, func(tx payment.Tx) error { return loadNextPayment(ctx, tx, sub) })
+	err := s.db.View(ctx, func(tx payment.Tx) error { return loadNextPayment(ctx, tx, sub) })
 	return sub, err
 }
 
@@ -370,13 +372,13 @@ func (s *Service) visibleSubscription(ctx context.Context, tx payment.Tx, c *pay
 func (s *Service) Subscription(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, wait time.Duration) (*payment.Subscription, error) {
 	var sub *payment.Subscription
 	read := func() error {
-		return s.view(ctx, func(tx payment.Tx) error {
+		return s.db.View(ctx, func(tx payment.Tx) error {
 			var err error
 			sub, err = s.visibleSubscription(ctx, tx, c, storeID, id)
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) {
+	err := s.db.LongPoll(ctx, id, wait, read, func() (string, bool) {
 		return sub.Stage(), sub.Status == payment.SubscriptionUnverified
 	})
 	return sub, err
@@ -393,7 +395,7 @@ func (s *Service) Subscriptions(ctx context.Context, c *payment.Caller, storeID 
 		return emptyPage[*payment.Subscription](p), nil
 	}
 	var page payment.Page[*payment.Subscription]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err

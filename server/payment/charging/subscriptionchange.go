@@ -4,7 +4,9 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // changeableSubscription reads a subscription the caller may change: its
@@ -40,7 +42,7 @@ func terminationMode(asked string, sub *payment.Subscription) (string, error) {
 
 // terminate ends (canceled) or pauses (suspended) a subscription at once,
 // or on its next payment's due date instead of charging it.
-func (s *Service) terminate(ctx context.Context, tx *writeTx, sub *payment.Subscription, status payment.SubscriptionStatus, mode string) error {
+func (s *Service) terminate(ctx context.Context, tx *outbox.Tx, sub *payment.Subscription, status payment.SubscriptionStatus, mode string) error {
 	now := s.clock.Now()
 	if mode == payment.TerminateNextPayment && sub.NextPayment != nil && sub.Status != payment.SubscriptionSuspended {
 		pay := sub.NextPayment
@@ -58,7 +60,7 @@ func (s *Service) terminate(ctx context.Context, tx *writeTx, sub *payment.Subsc
 // next payment's due date (termination_mode on_next_payment). A charge
 // already under way is not withdrawn.
 func (s *Service) CancelSubscription(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, mode string) error {
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		sub, err := s.changeableSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -74,7 +76,7 @@ func (s *Service) CancelSubscription(ctx context.Context, c *payment.Caller, sto
 // charged until it is unsuspended.
 func (s *Service) SuspendSubscription(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, mode string) (*payment.Subscription, error) {
 	var sub *payment.Subscription
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -100,7 +102,7 @@ func (s *Service) SuspendSubscription(ctx context.Context, c *payment.Caller, st
 // and the subscription is unpaid until it succeeds.
 func (s *Service) UnsuspendSubscription(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, mode string) (*payment.Subscription, error) {
 	var sub *payment.Subscription
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -116,12 +118,12 @@ func (s *Service) UnsuspendSubscription(ctx context.Context, c *payment.Caller, 
 		return loadNextPayment(ctx, tx, sub)
 	})
 	if err == nil {
-		s.wakeWorker()
+		s.db.WakeWorker()
 	}
 	return sub, err
 }
 
-func (s *Service) resume(ctx context.Context, tx *writeTx, sub *payment.Subscription) error {
+func (s *Service) resume(ctx context.Context, tx *outbox.Tx, sub *payment.Subscription) error {
 	now := s.clock.Now()
 	pay := sub.NextPayment
 	switch {
@@ -152,7 +154,7 @@ func (s *Service) resume(ctx context.Context, tx *writeTx, sub *payment.Subscrip
 		if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 			return err
 		}
-		if err := tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, pay.ChargeAt(loc)); err != nil {
+		if err := tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, pay.ChargeAt(loc)); err != nil {
 			return err
 		}
 	}
@@ -163,7 +165,7 @@ func (s *Service) resume(ctx context.Context, tx *writeTx, sub *payment.Subscrip
 // UpdateSubscription applies a PATCH to a subscription.
 func (s *Service) UpdateSubscription(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, u payment.SubscriptionUpdate) (*payment.Subscription, error) {
 	var sub *payment.Subscription
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -174,12 +176,12 @@ func (s *Service) UpdateSubscription(ctx context.Context, c *payment.Caller, sto
 		return loadNextPayment(ctx, tx, sub)
 	})
 	if err == nil {
-		s.wakeWorker()
+		s.db.WakeWorker()
 	}
 	return sub, err
 }
 
-func (s *Service) applySubscriptionUpdate(ctx context.Context, tx *writeTx, c *payment.Caller, sub *payment.Subscription, u payment.SubscriptionUpdate) error {
+func (s *Service) applySubscriptionUpdate(ctx context.Context, tx *outbox.Tx, c *payment.Caller, sub *payment.Subscription, u payment.SubscriptionUpdate) error {
 	var v payment.Validation
 	if u.Amount != nil {
 		cur, _ := payment.LookupCurrency(sub.Currency)
@@ -287,7 +289,7 @@ func (s *Service) ChangeSubscriptionToken(ctx context.Context, c *payment.Caller
 		return nil, payment.Invalid("transaction_token_id", payment.ReasonRequired)
 	}
 	var sub *payment.Subscription
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if sub, err = s.changeableSubscription(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -298,12 +300,12 @@ func (s *Service) ChangeSubscriptionToken(ctx context.Context, c *payment.Caller
 		return loadNextPayment(ctx, tx, sub)
 	})
 	if err == nil {
-		s.wakeWorker()
+		s.db.WakeWorker()
 	}
 	return sub, err
 }
 
-func (s *Service) changeToken(ctx context.Context, tx *writeTx, c *payment.Caller, sub *payment.Subscription, tokenID uuid.UUID) error {
+func (s *Service) changeToken(ctx context.Context, tx *outbox.Tx, c *payment.Caller, sub *payment.Subscription, tokenID uuid.UUID) error {
 	if tokenID == sub.TokenID {
 		return nil
 	}
@@ -340,10 +342,10 @@ func (s *Service) changeToken(ctx context.Context, tx *writeTx, c *payment.Calle
 	if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 		return err
 	}
-	return tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, now)
+	return tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, now)
 }
 
-func (s *Service) applyPaymentUpdate(ctx context.Context, tx *writeTx, sub *payment.Subscription, pay *payment.ScheduledPayment, u payment.PaymentUpdate) error {
+func (s *Service) applyPaymentUpdate(ctx context.Context, tx *outbox.Tx, sub *payment.Subscription, pay *payment.ScheduledPayment, u payment.PaymentUpdate) error {
 	loc := sub.Location()
 	now := s.clock.Now()
 	var v payment.Validation
@@ -407,7 +409,7 @@ func (s *Service) applyPaymentUpdate(ctx context.Context, tx *writeTx, sub *paym
 		return err
 	}
 	if u.DueDate != nil && !inFlight {
-		return tx.rescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, pay.ChargeAt(loc))
+		return tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, pay.ChargeAt(loc))
 	}
 	return nil
 }
@@ -427,7 +429,7 @@ func (s *Service) subscriptionPayment(ctx context.Context, tx payment.Tx, sub *p
 // SubscriptionPayment returns one scheduled payment.
 func (s *Service) SubscriptionPayment(ctx context.Context, c *payment.Caller, storeID, id, paymentID uuid.UUID) (*payment.ScheduledPayment, error) {
 	var pay *payment.ScheduledPayment
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		sub, err := s.visibleSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -445,7 +447,7 @@ func (s *Service) UpdateSubscriptionPayment(ctx context.Context, c *payment.Call
 		return nil, payment.Invalid("amount", "NOT_UPDATABLE")
 	}
 	var pay *payment.ScheduledPayment
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		sub, err := s.changeableSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -456,7 +458,7 @@ func (s *Service) UpdateSubscriptionPayment(ctx context.Context, c *payment.Call
 		return s.applyPaymentUpdate(ctx, tx, sub, pay, u)
 	})
 	if err == nil {
-		s.wakeWorker()
+		s.db.WakeWorker()
 	}
 	return pay, err
 }
@@ -464,7 +466,7 @@ func (s *Service) UpdateSubscriptionPayment(ctx context.Context, c *payment.Call
 // SubscriptionPayments lists a subscription's scheduled payments.
 func (s *Service) SubscriptionPayments(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, p payment.ListParams) (payment.Page[*payment.ScheduledPayment], error) {
 	var page payment.Page[*payment.ScheduledPayment]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		sub, err := s.visibleSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -480,7 +482,7 @@ func (s *Service) SubscriptionPayments(ctx context.Context, c *payment.Caller, s
 // subscription it made moments ago: the widget waits on the first charge.
 func (s *Service) SubscriptionCharges(ctx context.Context, c *payment.Caller, storeID, id, paymentID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Charge], error) {
 	var page payment.Page[*payment.Charge]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		sub, err := s.visibleSubscription(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -519,7 +521,7 @@ const simulatedUnlimited = 12
 // a limited plan, the first twelve of an unlimited one.
 func (s *Service) SimulatePlan(ctx context.Context, c *payment.Caller, storeID uuid.UUID, paymentType string, p payment.NewSubscription) ([]*payment.ScheduledPayment, error) {
 	if storeID != uuid.Nil {
-		if err := s.view(ctx, func(tx payment.Tx) error {
+		if err := s.db.View(ctx, func(tx payment.Tx) error {
 			_, err := s.visibleStore(ctx, tx, c, storeID)
 			return err
 		}); err != nil {

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // sealExternalThreeDS records a merchant's own 3-D Secure result on a
@@ -116,7 +118,7 @@ func (s *Service) threeDSIssuerToken(ap *payment.Approval) *payment.IssuerToken 
 // 3-D Secure challenge, once the charge is awaiting it.
 func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.IssuerToken, error) {
 	var it *payment.IssuerToken
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		ch, _, err := s.awaitedCharge(ctx, tx, c, storeID, id, awaitsChallenge, "ONLY_FOR_CARD_PAYMENT")
 		if err != nil {
 			return err
@@ -153,7 +155,7 @@ func (s *Service) tokenThreeDSCaller(c *payment.Caller, tok *payment.Transaction
 // 3-D Secure challenge, once it is awaiting it.
 func (s *Service) TokenThreeDSIssuerToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.IssuerToken, error) {
 	var it *payment.IssuerToken
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -194,7 +196,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, sto
 		return nil, err
 	}
 	var tok *payment.TransactionToken
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if tok, err = s.visibleToken(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -224,7 +226,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, sto
 		if err := tx.UpdateToken(ctx, tok); err != nil {
 			return err
 		}
-		return tx.enqueueWork(ctx, payment.WorkTokenThreeDS, tok.ID, now)
+		return tx.EnqueueWork(ctx, payment.WorkTokenThreeDS, tok.ID, now)
 	})
 	if err != nil {
 		return nil, err
@@ -236,7 +238,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, sto
 // …/tokens/{id}/three_ds). A challenge still open is left to run out: its
 // outcome no longer changes the token.
 func (s *Service) DisableTokenThreeDS(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error {
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -259,7 +261,7 @@ func (s *Service) DisableTokenThreeDS(ctx context.Context, c *payment.Caller, st
 // at once when it needs none.
 func (s *Service) tokenThreeDS(ctx context.Context, w payment.Work) error {
 	var tok *payment.TransactionToken
-	if err := s.view(ctx, func(tx payment.Tx) error {
+	if err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		tok, err = tx.Token(ctx, w.ID)
 		return err
@@ -274,7 +276,7 @@ func (s *Service) tokenThreeDS(ctx context.Context, w payment.Work) error {
 		return err
 	}
 	profile := s.processor.ThreeDS(card)
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -313,17 +315,17 @@ func (s *Service) tokenThreeDS(ctx context.Context, w payment.Work) error {
 			return nil
 		}
 		// Awaiting its shopper, or settled: news either way.
-		return tx.announce(ctx, payment.EventTokenThreeDSUpdated, tok)
+		return tx.Announce(ctx, payment.EventTokenThreeDSUpdated, tok)
 	})
 	if err == nil {
-		s.changes.Notify(w.ID)
+		s.db.Changed(w.ID)
 	}
 	return err
 }
 
 // startChallenge puts a charge in wait of its 3-D Secure challenge, in the
 // worker's transaction.
-func (s *Service) startChallenge(ctx context.Context, tx *writeTx, ch *payment.Charge, now time.Time) error {
+func (s *Service) startChallenge(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, now time.Time) error {
 	ch.Status, ch.ThreeDS.Status, ch.UpdatedOn = payment.ChargeAwaiting, payment.ThreeDSAwaiting, now
 	if err := s.moveCharge(ctx, tx, ch, payment.ChargePending); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 	"github.com/kessai/kessai/wasm/card"
 )
 
@@ -144,7 +145,7 @@ func (s *Service) CreateToken(ctx context.Context, c *payment.Caller, p payment.
 	if err := m.newToken(s, c, &p, tok); err != nil {
 		return nil, err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		st, err := tx.Store(ctx, storeID)
 		if err != nil {
 			return err
@@ -155,7 +156,7 @@ func (s *Service) CreateToken(ctx context.Context, c *payment.Caller, p payment.
 		if err := tx.CreateToken(ctx, tok); err != nil {
 			return err
 		}
-		if err := tx.announce(ctx, payment.EventTokenCreated, tok); err != nil {
+		if err := tx.Announce(ctx, payment.EventTokenCreated, tok); err != nil {
 			return err
 		}
 		return m.startToken(ctx, tx, tok, now)
@@ -197,13 +198,13 @@ func (s *Service) Token(ctx context.Context, c *payment.Caller, storeID, id uuid
 	}
 	var tok *payment.TransactionToken
 	read := func() error {
-		return s.view(ctx, func(tx payment.Tx) error {
+		return s.db.View(ctx, func(tx payment.Tx) error {
 			var err error
 			tok, err = s.visibleToken(ctx, tx, c, storeID, id)
 			return err
 		})
 	}
-	err := s.longPoll(ctx, id, wait, read, func() (string, bool) { return tok.Stage(), tok.InFlight() })
+	err := s.db.LongPoll(ctx, id, wait, read, func() (string, bool) { return tok.Stage(), tok.InFlight() })
 	return tok, err
 }
 
@@ -218,7 +219,7 @@ func (s *Service) Tokens(ctx context.Context, c *payment.Caller, storeID uuid.UU
 		return emptyPage[*payment.TransactionToken](p), nil
 	}
 	var page payment.Page[*payment.TransactionToken]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		scope, err := s.listScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -252,7 +253,7 @@ func (s *Service) UpdateToken(ctx context.Context, c *payment.Caller, storeID, i
 		return nil, err
 	}
 	var tok *payment.TransactionToken
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if tok, err = s.visibleToken(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -313,7 +314,7 @@ func (s *Service) UpdateToken(ctx context.Context, c *payment.Caller, storeID, i
 		if !tok.PatchedFrom(&before) {
 			return nil
 		}
-		return tx.announce(ctx, payment.EventTokenUpdated, tok)
+		return tx.Announce(ctx, payment.EventTokenUpdated, tok)
 	})
 	return tok, err
 }
@@ -324,7 +325,7 @@ func (s *Service) DeleteToken(ctx context.Context, c *payment.Caller, storeID, i
 	if err := c.RequireSecret(); err != nil {
 		return err
 	}
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err
@@ -340,6 +341,6 @@ func (s *Service) DeleteToken(ctx context.Context, c *payment.Caller, storeID, i
 		if tok.Type != payment.Recurring {
 			return nil
 		}
-		return tx.announce(ctx, payment.EventRecurringTokenDelete, tok)
+		return tx.Announce(ctx, payment.EventRecurringTokenDelete, tok)
 	})
 }

@@ -2,9 +2,11 @@ package charging
 
 import (
 	"context"
-	"github.com/kessai/kessai/server/payment"
 	"slices"
 	"time"
+
+	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // walletMethod is what the wallets share, online (online.go) and
@@ -53,11 +55,11 @@ func (walletMethod) newToken(_ *Service, _ *payment.Caller, p *payment.NewToken,
 
 // admitToken: a wallet token holds no card data, so none of the store's
 // card rules has a part in it.
-func (walletMethod) admitToken(context.Context, *Service, *writeTx, *payment.Caller, *payment.Store, *payment.TransactionToken) error {
+func (walletMethod) admitToken(context.Context, *Service, *outbox.Tx, *payment.Caller, *payment.Store, *payment.TransactionToken) error {
 	return nil
 }
 
-func (walletMethod) startToken(context.Context, *writeTx, *payment.TransactionToken, time.Time) error {
+func (walletMethod) startToken(context.Context, *outbox.Tx, *payment.TransactionToken, time.Time) error {
 	return nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 func (s *Service) webhookQuota() payment.Quota {
@@ -82,7 +84,7 @@ func (s *Service) CreateWebhook(ctx context.Context, c *payment.Caller, storeID 
 	if w.SigningSecret, err = s.vault.Seal([]byte(secret), signingSecretAssociated(w.ID)); err != nil {
 		return nil, err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if w.StoreID, err = s.webhookOwner(ctx, tx, c, storeID); err != nil {
 			return err
@@ -137,7 +139,7 @@ func (s *Service) Webhook(ctx context.Context, c *payment.Caller, storeID, id uu
 		return nil, err
 	}
 	var w *payment.Webhook
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		w, err = s.visibleWebhook(ctx, tx, c, storeID, id)
 		return err
@@ -152,7 +154,7 @@ func (s *Service) Webhooks(ctx context.Context, c *payment.Caller, storeID uuid.
 		return payment.Page[*payment.Webhook]{}, err
 	}
 	var page payment.Page[*payment.Webhook]
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		owner, err := s.webhookOwner(ctx, tx, c, storeID)
 		if err != nil {
 			return err
@@ -179,7 +181,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, c *payment.Caller, storeID,
 		}
 	}
 	var w *payment.Webhook
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		if w, err = s.visibleWebhook(ctx, tx, c, storeID, id); err != nil {
 			return err
@@ -223,7 +225,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, c *payment.Caller, storeID,
 	if err := c.RequireSecret(); err != nil {
 		return err
 	}
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		w, err := s.visibleWebhook(ctx, tx, c, storeID, id)
 		if err != nil {
 			return err

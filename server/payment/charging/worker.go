@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
 // workKind is how one kind of work is carried out: run does it, and
@@ -172,24 +174,11 @@ func (s *Service) RunWorker(ctx context.Context, interval time.Duration, log *sl
 					drained = true
 				}
 			}
-		case <-s.wake:
+		case <-s.db.WorkerWake():
 			more = true
 		case <-ticker.C:
 			more = true
 		}
-	}
-}
-
-func (s *Service) wakeWorker() {
-	s.wakeWorkerHere()
-	s.outbox.Add(uuid.Nil, uuid.Nil, true, false)
-}
-
-// wakeWorkerHere wakes this process's worker only.
-func (s *Service) wakeWorkerHere() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
 	}
 }
 
@@ -224,7 +213,7 @@ func (s *Service) ProcessPending(ctx context.Context, limit int) (int, error) {
 func (s *Service) claimWork(ctx context.Context, limit int) ([]payment.Work, int, error) {
 	now := s.clock.Now()
 	var claimed []payment.Work
-	err := s.update(ctx, func(tx *writeTx) error {
+	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
 		claimed, err = tx.ClaimWork(ctx, s.work.id, now, now.Add(s.work.lease), limit)
 		return err
@@ -283,17 +272,17 @@ func (s *Service) runItem(ctx context.Context, w payment.Work) error {
 		// gets a short context of its own.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		return s.update(rctx, func(tx *writeTx) error { return tx.ReleaseWork(rctx, w) })
+		return s.db.Update(rctx, func(tx *outbox.Tx) error { return tx.ReleaseWork(rctx, w) })
 	}
 	due := s.clock.Now().Add(kind.backoff(w.Attempts + 1))
-	uerr := s.update(ctx, func(tx *writeTx) error { return tx.RetryWork(ctx, w, due, truncateError(err)) })
+	uerr := s.db.Update(ctx, func(tx *outbox.Tx) error { return tx.RetryWork(ctx, w, due, truncateError(err)) })
 	return errors.Join(fmt.Errorf("%s %s (attempt %d, next at %s): %w", w.Kind, w.ID, w.Attempts+1,
 		due.Format(time.RFC3339), err), uerr)
 }
 
 // completeWork removes an item whose object no longer waits for it.
 func (s *Service) completeWork(ctx context.Context, w payment.Work) error {
-	return s.update(ctx, func(tx *writeTx) error { return tx.CompleteWork(ctx, w) })
+	return s.db.Update(ctx, func(tx *outbox.Tx) error { return tx.CompleteWork(ctx, w) })
 }
 
 // renewLeases extends, every third of a lease, the leases of the items this
@@ -322,7 +311,7 @@ func (s *Service) renewLeases(ctx context.Context, log *slog.Logger) (stop func(
 				continue
 			}
 			until := s.clock.Now().Add(s.work.lease)
-			err := s.update(ctx, func(tx *writeTx) error {
+			err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 				for _, w := range running {
 					if err := tx.ExtendWorkLease(ctx, w, until); err != nil {
 						return err
@@ -356,7 +345,7 @@ func truncateError(err error) string {
 func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*payment.Charge, *payment.TransactionToken, payment.CardDetails, error) {
 	var ch *payment.Charge
 	var tok *payment.TransactionToken
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		if ch, err = tx.Charge(ctx, id); err != nil {
 			return err
@@ -407,7 +396,7 @@ func (s *Service) capture(ctx context.Context, w payment.Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -429,7 +418,7 @@ func (s *Service) capture(ctx context.Context, w payment.Work) error {
 		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))
 	})
 	if err == nil {
-		s.changes.Notify(id)
+		s.db.Changed(id)
 	}
 	return err
 }
@@ -443,7 +432,7 @@ func (s *Service) capture(ctx context.Context, w payment.Work) error {
 // The capture item is due at once; queuing it wakes the worker
 // (requestCapture), so it does not wait for the next tick.
 func (s *Service) scheduledCapture(ctx context.Context, w payment.Work) error {
-	return s.update(ctx, func(tx *writeTx) error {
+	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -462,7 +451,7 @@ func (s *Service) scheduledCapture(ctx context.Context, w payment.Work) error {
 func (s *Service) refund(ctx context.Context, w payment.Work) error {
 	id := w.ID
 	var r *payment.Refund
-	if err := s.view(ctx, func(tx payment.Tx) error {
+	if err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		r, err = tx.QueuedRefund(ctx, id)
 		return err
@@ -480,7 +469,7 @@ func (s *Service) refund(ctx context.Context, w payment.Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -493,15 +482,15 @@ func (s *Service) refund(ctx context.Context, w payment.Work) error {
 		if err := tx.UpdateRefund(ctx, r); err != nil {
 			return err
 		}
-		tx.noteSettled(payment.SettledRefund, string(r.Status), r.Error)
-		if err := tx.announce(ctx, payment.EventRefundFinished, r); err != nil {
+		tx.NoteSettled(payment.SettledRefund, string(r.Status), r.Error)
+		if err := tx.Announce(ctx, payment.EventRefundFinished, r); err != nil {
 			return err
 		}
 		return tx.PutLedgerEntry(ctx, refundLedgerEntry(r))
 	})
 	if err == nil {
-		s.changes.Notify(id)
-		s.changes.Notify(r.ChargeID)
+		s.db.Changed(id)
+		s.db.Changed(r.ChargeID)
 	}
 	return err
 }
@@ -509,7 +498,7 @@ func (s *Service) refund(ctx context.Context, w payment.Work) error {
 func (s *Service) void(ctx context.Context, w payment.Work) error {
 	id := w.ID
 	var cn *payment.Cancel
-	if err := s.view(ctx, func(tx payment.Tx) error {
+	if err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		cn, err = tx.QueuedCancel(ctx, id)
 		return err
@@ -527,7 +516,7 @@ func (s *Service) void(ctx context.Context, w payment.Work) error {
 	if err != nil {
 		return err
 	}
-	err = s.update(ctx, func(tx *writeTx) error {
+	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
 		}
@@ -559,12 +548,12 @@ func (s *Service) void(ctx context.Context, w payment.Work) error {
 		if err := tx.UpdateCancel(ctx, cn); err != nil {
 			return err
 		}
-		tx.noteSettled(payment.SettledCancel, string(cn.Status), cn.Error)
-		return tx.announce(ctx, payment.EventCancelFinished, cn)
+		tx.NoteSettled(payment.SettledCancel, string(cn.Status), cn.Error)
+		return tx.Announce(ctx, payment.EventCancelFinished, cn)
 	})
 	if err == nil {
-		s.changes.Notify(id)
-		s.changes.Notify(cn.ChargeID)
+		s.db.Changed(id)
+		s.db.Changed(cn.ChargeID)
 	}
 	return err
 }
@@ -577,55 +566,5 @@ func operationOutcome(res payment.ProcessorResult) (payment.OperationStatus, *pa
 		return payment.OperationError, res.Error
 	default:
 		return payment.OperationFailed, res.Error
-	}
-}
-
-// longPollRecheck is how often, by default, a long poll re-reads storage,
-// for changes made by another instance that this one is not told about
-// (Config.LongPollRecheck).
-const longPollRecheck = time.Second
-
-// longPoll reads an object and, while progress() says it is still being
-// processed, waits up to wait for it to move on before answering: until
-// it is done, or has reached another stage (a charge that went from
-// pending to awaiting its shopper is news to its poller, who now fetches
-// the issuer token).
-func (s *Service) longPoll(ctx context.Context, id uuid.UUID, wait time.Duration, read func() error, progress func() (stage string, busy bool)) error {
-	if wait <= 0 {
-		return read()
-	}
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	first := true
-	var start string
-	for {
-		changed, unsubscribe := s.changes.Subscribe(id)
-		if err := read(); err != nil {
-			unsubscribe()
-			return err
-		}
-		stage, busy := progress()
-		if first {
-			start, first = stage, false
-		}
-		if !busy || stage != start {
-			unsubscribe()
-			return nil
-		}
-		recheck := time.NewTimer(s.pollRecheck)
-		select {
-		case <-changed:
-		case <-recheck.C:
-		case <-deadline.C:
-			recheck.Stop()
-			unsubscribe()
-			return read()
-		case <-ctx.Done():
-			recheck.Stop()
-			unsubscribe()
-			return ctx.Err()
-		}
-		recheck.Stop()
-		unsubscribe()
 	}
 }

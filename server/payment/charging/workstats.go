@@ -2,6 +2,7 @@ package charging
 
 import (
 	"context"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -13,7 +14,7 @@ import (
 func (s *Service) WorkQueueStats(ctx context.Context) ([]payment.WorkQueueStats, error) {
 	now := s.clock.Now()
 	var stats []payment.WorkQueueStats
-	err := s.view(ctx, func(tx payment.Tx) error {
+	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
 		stats, err = tx.WorkQueueStats(ctx, now)
 		return err

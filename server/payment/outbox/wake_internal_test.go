@@ -1,4 +1,4 @@
-package charging
+package outbox
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/kessai/kessai/server/payment"
 )
 
-// wakeStorage is a fake storage for the wakes of Service.update: an
+// wakeStorage is a fake storage for the wakes of DB.Update: an
 // Update runs fn on a wakeTx at once.
 type wakeStorage struct {
 	payment.Storage
@@ -42,11 +43,11 @@ func (t *wakeTx) ActiveWebhooks(context.Context, uuid.UUID, uuid.UUID, payment.M
 }
 
 // createToken writes a token and announces it, as CreateToken does.
-func createToken(ctx context.Context, tx *writeTx, tok *payment.TransactionToken) error {
+func createToken(ctx context.Context, tx *Tx, tok *payment.TransactionToken) error {
 	if err := tx.CreateToken(ctx, tok); err != nil {
 		return err
 	}
-	return tx.announce(ctx, payment.EventTokenCreated, tok)
+	return tx.Announce(ctx, payment.EventTokenCreated, tok)
 }
 
 type fixedClock time.Time
@@ -72,29 +73,28 @@ func TestWorkerWokenOnlyForWork(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		hooks []*payment.Webhook
-		fn    func(*writeTx) error
+		fn    func(*Tx) error
 		wake  bool
 	}{
-		{"an event nobody hears", nil, func(tx *writeTx) error { return createToken(t.Context(), tx, tok) }, false},
-		{"an event no webhook of the store hears", []*payment.Webhook{deaf}, func(tx *writeTx) error { return createToken(t.Context(), tx, tok) }, false},
-		{"an event a webhook hears", []*payment.Webhook{heard}, func(tx *writeTx) error { return createToken(t.Context(), tx, tok) }, true},
-		{"work queued", nil, func(tx *writeTx) error {
-			return tx.enqueueWork(t.Context(), payment.WorkAuthorize, payment.NewID(), time.Time{})
+		{"an event nobody hears", nil, func(tx *Tx) error { return createToken(t.Context(), tx, tok) }, false},
+		{"an event no webhook of the store hears", []*payment.Webhook{deaf}, func(tx *Tx) error { return createToken(t.Context(), tx, tok) }, false},
+		{"an event a webhook hears", []*payment.Webhook{heard}, func(tx *Tx) error { return createToken(t.Context(), tx, tok) }, true},
+		{"work queued", nil, func(tx *Tx) error {
+			return tx.EnqueueWork(t.Context(), payment.WorkAuthorize, payment.NewID(), time.Time{})
 		}, true},
-		{"work made due", nil, func(tx *writeTx) error {
-			return tx.rescheduleWork(t.Context(), payment.WorkSubscriptionPayment, payment.NewID(), time.Time{})
+		{"work made due", nil, func(tx *Tx) error {
+			return tx.RescheduleWork(t.Context(), payment.WorkSubscriptionPayment, payment.NewID(), time.Time{})
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Service{
-				clock: fixedClock(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)), wake: make(chan struct{}, 1), meter: payment.NoMeter{},
-				encodeEvent: func(any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil },
-				storage:     &wakeStorage{hooks: tc.hooks},
-			}
-			if err := s.update(t.Context(), tc.fn); err != nil {
+			db := New(&wakeStorage{hooks: tc.hooks}, Config{
+				Clock:       fixedClock(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)),
+				EncodeEvent: func(any) (json.RawMessage, error) { return json.RawMessage(`{}`), nil },
+			})
+			if err := db.Update(t.Context(), tc.fn); err != nil {
 				t.Fatal(err)
 			}
-			if woken := len(s.wake) == 1; woken != tc.wake {
+			if woken := len(db.wake) == 1; woken != tc.wake {
 				t.Errorf("worker woken: %t, want %t", woken, tc.wake)
 			}
 		})
