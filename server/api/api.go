@@ -14,12 +14,12 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 )
 
 // Config is what the API needs.
 type Config struct {
-	Service *charging.Service
+	Service *services.Set
 	Logger  *slog.Logger
 	// PublicOrigin is the gateway's own origin (scheme://host[:port]); its
 	// pages may always call the API from a browser.
@@ -65,7 +65,7 @@ const merchantPrefix = "/merchants/{merchantId}"
 
 // Server serves the API.
 type Server struct {
-	svc          *charging.Service
+	svc          *services.Set
 	log          *slog.Logger
 	publicOrigin string
 	maxBody      int64

@@ -27,7 +27,7 @@ import (
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -58,7 +58,7 @@ type fixture struct {
 	db    *sqlite.DB
 	clock *kessaitest.Clock
 	codec *jwt.Codec
-	svc   *charging.Service
+	svc   *services.Set
 	srv   *api.Server
 
 	merchantA, merchantB      uuid.UUID
@@ -134,7 +134,7 @@ func seedTemplate() (err error) {
 	f := &fixture{db: db, clock: kessaitest.NewClock(epoch), codec: codec}
 	f.svc, f.srv = f.instance()
 
-	demo, err := f.svc.SeedDemo(ctx, []string{"shop.example"})
+	demo, err := f.svc.Charging.SeedDemo(ctx, []string{"shop.example"})
 	if err != nil {
 		return err
 	}
@@ -167,10 +167,10 @@ func seedTemplate() (err error) {
 	}
 	f.storeA2, f.merchantB, f.storeB1 = a2.ID, mB.ID, b1.ID
 
-	if f.tokB1, err = f.svc.IssueStoreAppToken(ctx, b1.ID, payment.NewAppToken{Domains: []string{"shop-b.example"}}); err != nil {
+	if f.tokB1, err = f.svc.Charging.IssueStoreAppToken(ctx, b1.ID, payment.NewAppToken{Domains: []string{"shop-b.example"}}); err != nil {
 		return err
 	}
-	if f.tokA, err = f.svc.IssueMerchantAppToken(ctx, f.merchantA, payment.NewAppToken{}); err != nil {
+	if f.tokA, err = f.svc.Charging.IssueMerchantAppToken(ctx, f.merchantA, payment.NewAppToken{}); err != nil {
 		return err
 	}
 
@@ -197,8 +197,8 @@ func seedTemplate() (err error) {
 
 // instance returns a Service and API over the fixture's database: a
 // second call is another gateway instance with its own caches.
-func (f *fixture) instance() (*charging.Service, *api.Server) {
-	svc := charging.NewService(f.db, f.clock, f.codec, payment.Config{SecretKey: secretKey, PublicOrigin: publicOrigin,
+func (f *fixture) instance() (*services.Set, *api.Server) {
+	svc := services.New(f.db, f.clock, f.codec, payment.Config{SecretKey: secretKey, PublicOrigin: publicOrigin,
 		PasswordCost: bcrypt.MinCost})
 	srv := api.New(api.Config{Service: svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: publicOrigin, MaxBodyBytes: maxBody})
 	return svc, srv
@@ -391,7 +391,7 @@ func (f *fixture) createJWT(t testing.TB, path, auth, reqBody string) *payment.I
 
 func (f *fixture) issue(t testing.TB, storeID uuid.UUID, domains ...string) *payment.IssuedAppToken {
 	t.Helper()
-	tok, err := f.svc.IssueStoreAppToken(context.Background(), storeID, payment.NewAppToken{Domains: domains})
+	tok, err := f.svc.Charging.IssueStoreAppToken(context.Background(), storeID, payment.NewAppToken{Domains: domains})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,17 +43,17 @@ func toWireIssuerToken(it *payment.IssuerToken) wireIssuerToken {
 }
 
 func (s *Server) chargeIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	it, err := s.svc.ChargeIssuerToken(r.Context(), c, ids.store, ids.id)
+	it, err := s.svc.Charging.ChargeIssuerToken(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, it, err, toWireIssuerToken)
 }
 
 func (s *Server) chargeThreeDSIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	it, err := s.svc.ChargeThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
+	it, err := s.svc.Charging.ChargeThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, it, err, toWireIssuerToken)
 }
 
 func (s *Server) tokenThreeDSIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	it, err := s.svc.TokenThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
+	it, err := s.svc.Charging.TokenThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, it, err, toWireIssuerToken)
 }
 
@@ -64,7 +64,7 @@ type wireChargeQR struct {
 }
 
 func (s *Server) chargeQR(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	qr, err := s.svc.ChargeQR(r.Context(), c, ids.store, ids.id)
+	qr, err := s.svc.Charging.ChargeQR(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, qr, err, func(q *payment.ChargeQR) wireChargeQR {
 		return wireChargeQR{Ready: q.Ready, QRImageURL: optionalString(q.ImageURL)}
 	})
@@ -83,7 +83,7 @@ func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids path
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	tok, err := s.svc.EnableTokenThreeDS(r.Context(), c, ids.store, ids.id, payment.TokenThreeDSRequest{
+	tok, err := s.svc.Charging.EnableTokenThreeDS(r.Context(), c, ids.store, ids.id, payment.TokenThreeDSRequest{
 		Mode: req.Mode, RedirectEndpoint: req.RedirectEndpoint, RedirectID: req.RedirectID,
 	})
 	return answer(http.StatusOK, tok, err, univapay.TokenOf)
@@ -93,9 +93,9 @@ func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids path
 // enableThreeDS(false) parses the answer as a token, and univapay-node's
 // disableThreeDs resolves to one.
 func (s *Server) disableTokenThreeDS(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	if err := s.svc.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
+	if err := s.svc.Charging.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
-	tok, err := s.svc.Token(r.Context(), c, ids.store, ids.id, 0)
+	tok, err := s.svc.Charging.Token(r.Context(), c, ids.store, ids.id, 0)
 	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }

@@ -55,7 +55,7 @@ func approvalKey(t testing.TB, issuerToken string) string {
 
 func (f *payFixture) act(t testing.TB, key string, action payment.ApprovalAction, code string) *payment.ApprovalPage {
 	t.Helper()
-	page, err := f.svc.ActOnApproval(context.Background(), key, action, code)
+	page, err := f.svc.Charging.ActOnApproval(context.Background(), key, action, code)
 	if err != nil {
 		t.Fatalf("%s on %s: %v", action, key, err)
 	}
@@ -192,7 +192,7 @@ func TestWalletCharges(t *testing.T) {
 		id := f.onlineCharge(t, "d_barai_online", "web")
 		key := approvalKey(t, jstr(ok(t, f.do(t, "GET", f.chargePath(id)+"/issuer_token", server(f.a1), nil), http.StatusOK), "issuer_token"))
 		f.clock.Advance(6 * time.Minute)
-		page, err := f.svc.Approval(context.Background(), key)
+		page, err := f.svc.Charging.Approval(context.Background(), key)
 		if err != nil || page.Status != payment.ApprovalExpired {
 			t.Fatalf("page of an approval past its time: %v, %v", page, err)
 		}
@@ -256,7 +256,7 @@ func TestWalletCharges(t *testing.T) {
 					t.Errorf("payload = %v", payload)
 				}
 				// Every spelling of the key leads to the same approval.
-				if page, err := f.svc.Approval(context.Background(), approvalKey(t, issuer)); err != nil || page.ResourceID.String() != id {
+				if page, err := f.svc.Charging.Approval(context.Background(), approvalKey(t, issuer)); err != nil || page.ResourceID.String() != id {
 					t.Errorf("approval of %q: %v, %v", issuer, page, err)
 				}
 			})
@@ -455,7 +455,7 @@ func TestThreeDSChallenges(t *testing.T) {
 		if len(it) != 5 || !strings.HasPrefix(jstr(it, "issuer_token"), publicOrigin+payment.ThreeDSPagePath) {
 			t.Errorf("issuer token = %v", it)
 		}
-		page, err := f.svc.Approval(context.Background(), approvalKey(t, jstr(it, "issuer_token")))
+		page, err := f.svc.Charging.Approval(context.Background(), approvalKey(t, jstr(it, "issuer_token")))
 		if err != nil || page.LastFour != "3184" || page.Amount != 3000 || page.RedirectEndpoint != ds["redirect_endpoint"] || page.RedirectID != "order-7" {
 			t.Errorf("challenge page = %+v, %v", page, err)
 		}
@@ -506,7 +506,7 @@ func TestThreeDSChallenges(t *testing.T) {
 			it := ok(t, f.do(t, "GET", f.chargePath(id)+"/three_ds/issuer_token", server(f.a1), nil), http.StatusOK)
 			key := approvalKey(t, jstr(it, "issuer_token"))
 			// A wallet's action is not a challenge's.
-			if _, err := f.svc.ActOnApproval(context.Background(), key, payment.ActionPay, ""); err == nil {
+			if _, err := f.svc.Charging.ActOnApproval(context.Background(), key, payment.ActionPay, ""); err == nil {
 				t.Error("Pay was accepted on a challenge")
 			}
 			c.answer(t, key)
@@ -782,7 +782,7 @@ func TestTokenLongPoll(t *testing.T) {
 	// Pending, then moved by the worker while the read is held.
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := f.svc.ProcessPending(context.Background(), 10); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(context.Background(), 10); err != nil {
 			t.Errorf("ProcessPending: %v", err)
 		}
 	}()
@@ -795,7 +795,7 @@ func TestTokenLongPoll(t *testing.T) {
 	it := ok(t, f.do(t, "GET", path+id+"/three_ds/issuer_token", server(f.a1), nil), http.StatusOK)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := f.svc.ActOnApproval(context.Background(), approvalKey(t, jstr(it, "issuer_token")), payment.ActionAnswer, "123456"); err != nil {
+		if _, err := f.svc.Charging.ActOnApproval(context.Background(), approvalKey(t, jstr(it, "issuer_token")), payment.ActionAnswer, "123456"); err != nil {
 			t.Errorf("answer: %v", err)
 		}
 	}()
@@ -810,7 +810,7 @@ func TestTokenLongPoll(t *testing.T) {
 	ch := f.charge(t, tok, 1000, "JPY")
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := f.svc.ProcessPending(context.Background(), 10); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(context.Background(), 10); err != nil {
 			t.Errorf("ProcessPending: %v", err)
 		}
 	}()

@@ -118,7 +118,7 @@ func (s *Server) createCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 		p.RedirectEndpoint = req.Redirect.Endpoint
 	}
 	p.Idempotency = idempotencyRef(r)
-	return chargeCreated(s.svc.CreateCharge(r.Context(), c, p))
+	return chargeCreated(s.svc.Charging.CreateCharge(r.Context(), c, p))
 }
 
 // chargeCreated is the answer of POST /charges: also a retry's, after a
@@ -137,7 +137,7 @@ func (s *Server) pollWaitOf(r *http.Request) time.Duration {
 }
 
 func (s *Server) getCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	ch, err := s.svc.Charge(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
+	ch, err := s.svc.Charging.Charge(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
 	return answer(http.StatusOK, ch, err, univapay.ChargeOf)
 }
 
@@ -184,7 +184,7 @@ func (s *Server) listCharges(r *http.Request, c *payment.Caller, ids pathIDs) (i
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charges(r.Context(), c, ids.store, f, p)
+	page, err := s.svc.Charging.Charges(r.Context(), c, ids.store, f, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.ChargeOf))
 }
 
@@ -207,7 +207,7 @@ func (s *Server) updateCharge(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	ch, err := s.svc.UpdateCharge(r.Context(), c, ids.store, ids.id, md)
+	ch, err := s.svc.Charging.UpdateCharge(r.Context(), c, ids.store, ids.id, md)
 	return answer(http.StatusOK, ch, err, univapay.ChargeOf)
 }
 
@@ -223,7 +223,7 @@ func (s *Server) captureCharge(r *http.Request, c *payment.Caller, ids pathIDs) 
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	return captureRequested(s.svc.CaptureCharge(r.Context(), c, ids.store, ids.id, payment.ChargeCapture{
+	return captureRequested(s.svc.Charging.CaptureCharge(r.Context(), c, ids.store, ids.id, payment.ChargeCapture{
 		Amount: req.Amount.ptr(), Currency: req.Currency, Idempotency: idempotencyRef(r),
 	}))
 }

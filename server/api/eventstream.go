@@ -158,8 +158,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// The bell is taken before each read, so that events committed during
 	// the read ring it.
-	bell := s.svc.EventsBell()
-	evs, err := s.svc.Events(ctx, c, after, streamBatch)
+	bell := s.svc.Charging.EventsBell()
+	evs, err := s.svc.Charging.Events(ctx, c, after, streamBatch)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -226,13 +226,13 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			case <-reauth.C:
-				if _, err := s.svc.Authenticate(ctx, r.Header.Get("Authorization"), s.requestOrigin(r)); err != nil {
+				if _, err := s.svc.Charging.Authenticate(ctx, r.Header.Get("Authorization"), s.requestOrigin(r)); err != nil {
 					return
 				}
 			}
 		}
-		bell = s.svc.EventsBell()
-		if evs, err = s.svc.Events(ctx, c, after, streamBatch); err != nil {
+		bell = s.svc.Charging.EventsBell()
+		if evs, err = s.svc.Charging.Events(ctx, c, after, streamBatch); err != nil {
 			if ctx.Err() == nil {
 				s.logStream(r, "read events", err)
 			}

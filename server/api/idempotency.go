@@ -285,22 +285,22 @@ func effectShown(rec *responseRecorder) bool {
 // as the caller: GET's read, the create route's answer.
 var effectAnswers = map[payment.EffectKind]func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error){
 	payment.EffectCharge: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return chargeCreated(s.svc.Charge(r.Context(), c, e.StoreID, e.ID, 0))
+		return chargeCreated(s.svc.Charging.Charge(r.Context(), c, e.StoreID, e.ID, 0))
 	},
 	payment.EffectRefund: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return refundCreated(s.svc.Refund(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
+		return refundCreated(s.svc.Charging.Refund(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
 	},
 	payment.EffectCancel: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return cancelCreated(s.svc.Cancel(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
+		return cancelCreated(s.svc.Charging.Cancel(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
 	},
 	payment.EffectCapture: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
 		// The charge must still be the caller's to see; the answer is
 		// the capture's own, empty.
-		_, err := s.svc.Charge(r.Context(), c, e.StoreID, e.ChargeID, 0)
+		_, err := s.svc.Charging.Charge(r.Context(), c, e.StoreID, e.ChargeID, 0)
 		return captureRequested(err)
 	},
 	payment.EffectSubscription: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return subscriptionCreated(s.svc.Subscription(r.Context(), c, e.StoreID, e.ID, 0))
+		return subscriptionCreated(s.svc.Charging.Subscription(r.Context(), c, e.StoreID, e.ID, 0))
 	},
 }
 

@@ -22,7 +22,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -30,7 +30,7 @@ import (
 type idemFixture struct {
 	db    *sqlite.DB
 	srv   *Server
-	svc   *charging.Service
+	svc   *services.Set
 	idem  *payment.Idempotency
 	clock *kessaitest.Clock
 	demo  *payment.DemoAccount
@@ -218,7 +218,7 @@ func TestIdempotencyScopes(t *testing.T) {
 
 	// Another test token of the same store shares the scope (merchant,
 	// store and mode): its retry is replayed.
-	other, err := f.svc.RenewDemo(t.Context(), nil)
+	other, err := f.svc.Charging.RenewDemo(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestIdempotencyAbandonedReservationIsTakenOver(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
 	const key = "5f1a2b3c4d5e6.12345678"
-	caller, err := f.svc.Authenticate(t.Context(), f.auth, "")
+	caller, err := f.svc.Charging.Authenticate(t.Context(), f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,11 +561,11 @@ func TestIdempotencyAnswerFailsAfterCommit(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
 	ctx := t.Context()
-	caller, err := f.svc.Authenticate(ctx, f.auth, "")
+	caller, err := f.svc.Charging.Authenticate(ctx, f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.CreateToken(ctx, caller, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -577,7 +577,7 @@ func TestIdempotencyAnswerFailsAfterCommit(t *testing.T) {
 	s := f.srv
 	h := s.withRecovery(s.withAuthentication(s.withIdempotency(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs.Add(1)
-		ch, err := f.svc.CreateCharge(r.Context(), caller, payment.NewCharge{
+		ch, err := f.svc.Charging.CreateCharge(r.Context(), caller, payment.NewCharge{
 			TokenID: tok.ID, Amount: 1000, Currency: "JPY", Idempotency: idempotencyRef(r),
 		})
 		if err != nil {
@@ -621,11 +621,11 @@ func TestIdempotencyEffectNotShownIsNotStored(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
 	ctx := t.Context()
-	caller, err := f.svc.Authenticate(ctx, f.auth, "")
+	caller, err := f.svc.Charging.Authenticate(ctx, f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.CreateToken(ctx, caller, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -658,7 +658,7 @@ func TestIdempotencyEffectNotShownIsNotStored(t *testing.T) {
 		wantAnswer(t, w, http.StatusNotFound, "not_stored")
 		f.clock.Advance(time.Minute)
 	}
-	page, err := f.svc.Charges(ctx, caller, f.demo.StoreID, payment.ChargeFilter{TokenID: tok.ID}, payment.ListParams{Limit: 10})
+	page, err := f.svc.Charging.Charges(ctx, caller, f.demo.StoreID, payment.ChargeFilter{TokenID: tok.ID}, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 0 {
 		t.Fatalf("charges of the token: %d, %v; want none", len(page.Items), err)
 	}
@@ -701,13 +701,13 @@ func TestIdempotentRetryAfterCrashOnEveryCreateRoute(t *testing.T) {
 		return lost
 	}})
 	ctx := t.Context()
-	caller, err := f.svc.Authenticate(ctx, f.auth, "")
+	caller, err := f.svc.Charging.Authenticate(ctx, f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	token := func(t *testing.T, typ payment.TokenType) string {
 		t.Helper()
-		tok, err := f.svc.CreateToken(ctx, caller, payment.NewToken{
+		tok, err := f.svc.Charging.CreateToken(ctx, caller, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		})
@@ -724,11 +724,11 @@ func TestIdempotentRetryAfterCrashOnEveryCreateRoute(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := f.svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok, Amount: 1000, Currency: "JPY", Capture: &capture})
+		ch, err := f.svc.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok, Amount: 1000, Currency: "JPY", Capture: &capture})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.ProcessPending(ctx, 100); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(ctx, 100); err != nil {
 			t.Fatal(err)
 		}
 		return ch.ID.String()

@@ -26,7 +26,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
@@ -57,7 +57,7 @@ type payFixture struct {
 	dir   string
 	db    *sqlite.DB
 	clock *kessaitest.Clock
-	svc   *charging.Service
+	svc   *services.Set
 	srv   *api.Server
 
 	merchantA, merchantB               uuid.UUID
@@ -145,7 +145,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	f.merchantA, f.merchantB = mA.ID, mB.ID
 	f.storeA1, f.storeA2, f.storeNP, f.storeB1 = a1.ID, a2.ID, np.ID, b1.ID
 	issue := func(storeID uuid.UUID, mode payment.Mode, domains ...string) *payment.IssuedAppToken {
-		tok, err := f.svc.IssueStoreAppToken(ctx, storeID, payment.NewAppToken{Mode: mode, Domains: domains})
+		tok, err := f.svc.Charging.IssueStoreAppToken(ctx, storeID, payment.NewAppToken{Mode: mode, Domains: domains})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	f.a2 = issue(a2.ID, payment.ModeTest)
 	f.np = issue(np.ID, payment.ModeTest, "np-shop.example")
 	f.b1 = issue(b1.ID, payment.ModeTest, "shop-b.example")
-	if f.merchA, err = f.svc.IssueMerchantAppToken(ctx, mA.ID, payment.NewAppToken{}); err != nil {
+	if f.merchA, err = f.svc.Charging.IssueMerchantAppToken(ctx, mA.ID, payment.NewAppToken{}); err != nil {
 		tb.Fatal(err)
 	}
 	return f
@@ -212,7 +212,7 @@ func requestBody(t testing.TB, body any) []byte {
 func (f *payFixture) process(t testing.TB) {
 	t.Helper()
 	for range 10 {
-		n, err := f.svc.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
 		if err != nil {
 			t.Fatalf("ProcessPending: %v", err)
 		}
@@ -1138,7 +1138,7 @@ func TestChargeLongPoll(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			f.svc.RunWorker(ctx, 50*time.Millisecond, slog.New(slog.DiscardHandler))
+			f.svc.Charging.RunWorker(ctx, 50*time.Millisecond, slog.New(slog.DiscardHandler))
 		}()
 		t.Cleanup(func() {
 			cancel()
@@ -1665,7 +1665,7 @@ func TestPaymentTenancy(t *testing.T) {
 	// Another merchant's merchant token, which sees every store of its
 	// own merchant, sees nothing of this one's.
 	t.Run("OtherMerchantsMerchantToken", func(t *testing.T) {
-		mB, err := f.svc.IssueMerchantAppToken(t.Context(), f.merchantB, payment.NewAppToken{})
+		mB, err := f.svc.Charging.IssueMerchantAppToken(t.Context(), f.merchantB, payment.NewAppToken{})
 		if err != nil {
 			t.Fatal(err)
 		}

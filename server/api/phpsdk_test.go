@@ -300,7 +300,7 @@ func (f *payFixture) storeWith(t *testing.T, settings payment.StoreSettings) (uu
 	if err := f.db.Update(ctx, func(tx payment.Tx) error { return tx.CreateStore(ctx, st) }); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
+	tok, err := f.svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1023,7 +1023,7 @@ func TestCVVAuthorization(t *testing.T) {
 			t.Errorf("charge of a checked token is %s", st)
 		}
 		// The check is done once: nothing is queued for the token again.
-		if n, err := f.svc.ProcessPending(context.Background(), 10); err != nil || n != 0 {
+		if n, err := f.svc.Charging.ProcessPending(context.Background(), 10); err != nil || n != 0 {
 			t.Errorf("ProcessPending after the check: %d, %v", n, err)
 		}
 	})

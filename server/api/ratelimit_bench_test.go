@@ -60,18 +60,18 @@ func buildBenchGateway(b *testing.B, meter meteredBenchMeter) (*benchGateway, er
 	}})
 	svc, demo := st.Service, st.SeedDemo(b)
 	auth, caller := demo.Auth, demo.Caller
-	tok, err := svc.CreateToken(ctx, caller, payment.NewToken{
+	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "buyer@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: time.Now().Year() + 3, CVV: "123"},
 	})
 	if err != nil {
 		return nil, err
 	}
-	ch, err := svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
+	ch, err := svc.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := svc.ProcessPending(ctx, 10); err != nil {
+	if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil {
 		return nil, err
 	}
 	// Rules so generous that nothing is ever refused: every request runs

@@ -31,7 +31,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sandbox"
 )
 
@@ -123,7 +123,7 @@ type rlOptions struct {
 type rlGateway struct {
 	base    *fixture
 	clock   *kessaitest.Clock
-	svc     *charging.Service
+	svc     *services.Set
 	srv     *api.Server
 	proc    *rlCountingProcessor
 	limiter *rlSwapLimiter
@@ -148,7 +148,7 @@ func newRLGateway(tb testing.TB, o rlOptions) *rlGateway {
 	if o.rules != nil {
 		g.rules = *o.rules
 	}
-	g.svc = charging.NewService(base.db, g.clock, base.codec, payment.Config{
+	g.svc = services.New(base.db, g.clock, base.codec, payment.Config{
 		SecretKey: secretKey, PublicOrigin: publicOrigin, Vault: vault, Processor: g.proc, Limits: o.resources,
 		PasswordCost: bcrypt.MinCost,
 	})
@@ -383,7 +383,7 @@ func (g *rlGateway) newCharge(tb testing.TB, amount int64) string {
 // without spending rate limits.
 func (g *rlGateway) callerA1(tb testing.TB) *payment.Caller {
 	tb.Helper()
-	c, err := g.svc.Authenticate(context.Background(), g.secretA1(), "")
+	c, err := g.svc.Charging.Authenticate(context.Background(), g.secretA1(), "")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func rlHits[T any](p payment.Page[T]) int {
 
 func (g *rlGateway) countCharges(tb testing.TB) int {
 	tb.Helper()
-	p, err := g.svc.Charges(context.Background(), g.callerA1(tb), uuid.Nil, payment.ChargeFilter{}, payment.ListParams{Limit: 100})
+	p, err := g.svc.Charging.Charges(context.Background(), g.callerA1(tb), uuid.Nil, payment.ChargeFilter{}, payment.ListParams{Limit: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func (g *rlGateway) countCharges(tb testing.TB) int {
 
 func (g *rlGateway) countTokens(tb testing.TB) int {
 	tb.Helper()
-	p, err := g.svc.Tokens(context.Background(), g.callerA1(tb), g.base.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
+	p, err := g.svc.Charging.Tokens(context.Background(), g.callerA1(tb), g.base.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func (g *rlGateway) countTokens(tb testing.TB) int {
 func (g *rlGateway) process(tb testing.TB) {
 	tb.Helper()
 	for {
-		n, err := g.svc.ProcessPending(context.Background(), 100)
+		n, err := g.svc.Charging.ProcessPending(context.Background(), 100)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -911,7 +911,7 @@ func TestRateLimitSubjects(t *testing.T) {
 	g := newRLGateway(t, rlOptions{trusted: rlLocalProxy})
 	a := g.newCharge(t, 1000)
 	charge := "/charges/" + a
-	live, err := g.base.svc.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{Mode: payment.ModeLive})
+	live, err := g.base.svc.Charging.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1233,7 +1233,7 @@ func TestDuplicateChargeConcurrent(t *testing.T) {
 func TestResourceLimitAppTokensConcurrent(t *testing.T) {
 	g := newRLGateway(t, rlOptions{rules: &rlGenerousRules})
 	for range 18 { // with the fixture's own token: 19 active
-		if _, err := g.svc.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{}); err != nil {
+		if _, err := g.svc.Charging.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1272,7 +1272,7 @@ func TestResourceLimitAppTokensConcurrent(t *testing.T) {
 	if created != 1 {
 		t.Errorf("%d created, want exactly 1", created)
 	}
-	p, err := g.svc.AppTokens(context.Background(), g.callerA1(t), g.base.storeA1, payment.ListParams{Limit: 100})
+	p, err := g.svc.Charging.AppTokens(context.Background(), g.callerA1(t), g.base.storeA1, payment.ListParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

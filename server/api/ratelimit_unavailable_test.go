@@ -95,11 +95,11 @@ func TestRateLimiterUnavailable(t *testing.T) {
 // API and its limiter.
 func countStoreTokens(tb testing.TB, f *fixture) int {
 	tb.Helper()
-	c, err := f.svc.Authenticate(context.Background(), server(f.tokA1), "")
+	c, err := f.svc.Charging.Authenticate(context.Background(), server(f.tokA1), "")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := f.svc.Tokens(context.Background(), c, f.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
+	p, err := f.svc.Charging.Tokens(context.Background(), c, f.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -26,7 +26,7 @@ const readinessTimeout = 2 * time.Second
 // /heartbeat stays the liveness answer: it says the process runs, not
 // that it can serve.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	checks := append([]ReadinessCheck{{Name: "storage", Check: s.svc.Ready}}, s.readiness...)
+	checks := append([]ReadinessCheck{{Name: "storage", Check: s.svc.Charging.Ready}}, s.readiness...)
 	failed := &payment.Error{Code: payment.CodeServiceUnavailable, Message: "not ready"}
 	for _, c := range checks {
 		ctx, cancel := context.WithTimeout(r.Context(), readinessTimeout)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -18,7 +18,7 @@ func (g *gateway) SQLite() *sqlite.DB { return g.sqlite() }
 func (g *gateway) DB() store { return g.db }
 
 // Service is the payment service the gateway serves.
-func (g *gateway) Service() *charging.Service { return g.service }
+func (g *gateway) Service() *services.Set { return g.service }
 
 // Servers are the HTTP servers, the API's first.
 func (r *Running) Servers() []*http.Server { return r.servers }

@@ -32,7 +32,7 @@ import (
 	"github.com/kessai/kessai/server/limit"
 	"github.com/kessai/kessai/server/mail"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/prometheus"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
@@ -50,7 +50,7 @@ type gateway struct {
 	cfg     Config
 	log     *slog.Logger
 	db      store
-	service *charging.Service
+	service *services.Set
 	opts    options
 	// master is the key every other key is derived from (deriveKey).
 	master []byte
@@ -117,9 +117,11 @@ func open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*g
 	g := &gateway{cfg: cfg, log: log, db: db, opts: o, master: master, throttle: &limitThrottle{}}
 	g.metrics = prometheus.New(prometheus.Config{
 		// Read at each scrape, once the service exists.
-		WorkQueue: func(ctx context.Context) ([]payment.WorkQueueStats, error) { return g.service.WorkQueueStats(ctx) },
-		Clock:     g.clock(),
-		Logger:    log,
+		WorkQueue: func(ctx context.Context) ([]payment.WorkQueueStats, error) {
+			return g.service.Charging.WorkQueueStats(ctx)
+		},
+		Clock:  g.clock(),
+		Logger: log,
 	})
 	g.throttle.meter = g.metrics
 	transport, err := g.mailTransport()
@@ -127,7 +129,7 @@ func open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*g
 		db.Close()
 		return nil, err
 	}
-	g.service = charging.NewService(db, g.clock(), codec, payment.Config{
+	g.service = services.New(db, g.clock(), codec, payment.Config{
 		SecretKey:    deriveKey(master, "app-token-secret"),
 		PublicOrigin: cfg.publicOrigin(),
 		Vault:        vault,
@@ -154,7 +156,7 @@ func open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*g
 // the payment service over them) without serving, for a command that works
 // on the store while a gateway may run on it (kessai apptoken). closeStore
 // closes the store.
-func OpenService(ctx context.Context, cfg Config, log *slog.Logger) (svc *charging.Service, closeStore func() error, err error) {
+func OpenService(ctx context.Context, cfg Config, log *slog.Logger) (svc *services.Set, closeStore func() error, err error) {
 	g, err := open(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
@@ -269,10 +271,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_
 
 	// The worker finishes what requests started (and, after a restart, what
 	// a crash interrupted).
-	r.background.run(func(ctx context.Context) { g.service.RunWorker(ctx, time.Second, log) })
+	r.background.run(func(ctx context.Context) { g.service.Charging.RunWorker(ctx, time.Second, log) })
 
 	// News from the other processes on the same database (PostgreSQL).
-	r.background.run(func(ctx context.Context) { g.service.RunChangeFeed(ctx, log) })
+	r.background.run(func(ctx context.Context) { g.service.Charging.RunChangeFeed(ctx, log) })
 
 	lims, err := r.openLimiters(ctx)
 	if err != nil {
@@ -308,16 +310,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_
 		}
 	})
 	pageKey := deriveKey(g.master, "hosted-page-sessions")
-	checkoutPages, err := checkout.New(checkout.Config{Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
+	checkoutPages, err := checkout.New(checkout.Config{Service: g.service.Charging, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
 	if err != nil {
 		return nil, err
 	}
-	sandboxPages, err := sandboxpages.New(sandboxpages.Config{Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
+	sandboxPages, err := sandboxpages.New(sandboxpages.Config{Service: g.service.Charging, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
 	if err != nil {
 		return nil, err
 	}
 	consolePages, err := console.New(console.Config{
-		Service: g.service, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey,
+		Service: g.service.Charging, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies) },
 		Mailbox:  g.consoleMailbox(),
 	})
@@ -442,7 +444,7 @@ func (r *Running) shutdown() error {
 	r.background.stop()
 	// Reset links asked for just before SIGTERM still go out (each send
 	// gives up after a minute).
-	r.service.WaitForMail()
+	r.service.Charging.WaitForMail()
 	err = errors.Join(err, r.limiters.close(), r.db.Close())
 	r.unlock()
 	return err
@@ -553,7 +555,7 @@ func (g *gateway) demoDomains() []string {
 // it is lost or its token was revoked, fresh ones are issued.
 func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 	path := filepath.Join(g.cfg.DataDir, CredentialsFile)
-	demo, err := g.service.SeedDemo(ctx, g.demoDomains())
+	demo, err := g.service.Charging.SeedDemo(ctx, g.demoDomains())
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +579,7 @@ func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 			return nil, nil
 		}
 		g.log.Warn("issuing new demo credentials", "path", path)
-		if demo, err = g.service.RenewDemo(ctx, g.demoDomains()); err != nil {
+		if demo, err = g.service.Charging.RenewDemo(ctx, g.demoDomains()); err != nil {
 			return nil, err
 		}
 	}
@@ -595,7 +597,7 @@ func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 }
 
 func (g *gateway) savedTokenUsable(ctx context.Context, c *Credentials) bool {
-	caller, err := g.service.Authenticate(ctx, "Bearer "+c.Secret+"."+c.JWT, "")
+	caller, err := g.service.Charging.Authenticate(ctx, "Bearer "+c.Secret+"."+c.JWT, "")
 	return err == nil && caller.Token().StoreID.String() == c.StoreID
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 )
 
 // fuzzPublicOrigin is the gateway's own origin in FuzzAuthenticate.
@@ -22,7 +22,7 @@ const fuzzPublicOrigin = "https://pay.kessai.test"
 // of one store's merchant: a store token for some domains, the merchant's
 // token, and a revoked store token.
 type authFixture struct {
-	svc                      *charging.Service
+	svc                      *services.Set
 	store, merchant, revoked *payment.IssuedAppToken
 }
 
@@ -46,20 +46,20 @@ func newAuthFixture(tb testing.TB) *authFixture {
 	fx := &authFixture{svc: svc}
 	var err error
 	domains := []string{"shop.example", "*.wild.example", "localhost:8081"}
-	if fx.store, err = svc.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
+	if fx.store, err = svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
 		tb.Fatal(err)
 	}
-	if fx.revoked, err = svc.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
+	if fx.revoked, err = svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
 		tb.Fatal(err)
 	}
-	if fx.merchant, err = svc.IssueMerchantAppToken(ctx, m.ID, payment.NewAppToken{}); err != nil {
+	if fx.merchant, err = svc.Charging.IssueMerchantAppToken(ctx, m.ID, payment.NewAppToken{}); err != nil {
 		tb.Fatal(err)
 	}
-	merchant, err := svc.Authenticate(ctx, "Bearer "+fx.merchant.Secret+"."+fx.merchant.JWT, "")
+	merchant, err := svc.Charging.Authenticate(ctx, "Bearer "+fx.merchant.Secret+"."+fx.merchant.JWT, "")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := svc.RevokeAppToken(ctx, merchant, st.ID, fx.revoked.ID); err != nil {
+	if err := svc.Charging.RevokeAppToken(ctx, merchant, st.ID, fx.revoked.ID); err != nil {
 		tb.Fatal(err)
 	}
 	return fx
@@ -182,7 +182,7 @@ func FuzzAuthenticate(f *testing.F) {
 			wantCode = payment.CodeInvalidDomain
 		}
 
-		c, err := fx.svc.Authenticate(ctx, header, origin)
+		c, err := fx.svc.Charging.Authenticate(ctx, header, origin)
 		if want != nil {
 			if err != nil {
 				t.Fatalf("Authenticate(%q, %q): %v, want the %s token", header, origin, err, kindOf(fx, want))

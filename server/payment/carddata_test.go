@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 )
 
 func TestMaskCardNumbers(t *testing.T) {
@@ -131,13 +131,13 @@ func TestChargeOnUnreadableTokenIsNotNotFound(t *testing.T) {
 	ctx := context.Background()
 	f := newRulesFixture(t, payment.Config{})
 	svc, caller := f.svc, f.caller
-	tok, err := svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := charging.NewService(failingTokenReads{f.store}, f.clk, f.codec, f.cfg)
-	_, err = broken.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
+	broken := services.New(failingTokenReads{f.store}, f.clk, f.codec, f.cfg)
+	_, err = broken.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
 	if err == nil || payment.IsNotFound(err) || payment.ErrorCode(err) != payment.CodeInternal {
 		t.Fatalf("CreateCharge with the storage failing: %v (code %s), want an internal error", err, payment.ErrorCode(err))
 	}
@@ -152,11 +152,11 @@ func TestEveryCreateChecksMetadata(t *testing.T) {
 	svc, caller := f.svc, f.caller
 	bad := payment.Metadata{"note": "4242 4242 4242 4242"}
 	newToken := func(md payment.Metadata) (*payment.TransactionToken, error) {
-		return svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.Recurring, Email: "a@example.com", Metadata: md,
+		return svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.Recurring, Email: "a@example.com", Metadata: md,
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	}
 	charge := func(tokID uuid.UUID, amount int64, capture bool, md payment.Metadata) (*payment.Charge, error) {
-		return svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tokID, Amount: amount, Currency: "JPY", Capture: &capture, Metadata: md})
+		return svc.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tokID, Amount: amount, Currency: "JPY", Capture: &capture, Metadata: md})
 	}
 	tok, err := newToken(nil)
 	if err != nil {
@@ -170,18 +170,18 @@ func TestEveryCreateChecksMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.ProcessPending(ctx, 10); err != nil {
+	if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
 	for name, create := range map[string]func() error{
 		"token":  func() error { _, err := newToken(bad); return err },
 		"charge": func() error { _, err := charge(tok.ID, 1002, true, bad); return err },
 		"refund": func() error {
-			_, err := svc.CreateRefund(ctx, caller, uuid.Nil, paid.ID, payment.NewRefund{Amount: 1, Currency: "JPY", Metadata: bad})
+			_, err := svc.Charging.CreateRefund(ctx, caller, uuid.Nil, paid.ID, payment.NewRefund{Amount: 1, Currency: "JPY", Metadata: bad})
 			return err
 		},
 		"cancel": func() error {
-			_, err := svc.CreateCancel(ctx, caller, uuid.Nil, auth.ID, payment.NewCancel{Metadata: bad})
+			_, err := svc.Charging.CreateCancel(ctx, caller, uuid.Nil, auth.ID, payment.NewCancel{Metadata: bad})
 			return err
 		},
 	} {

@@ -12,7 +12,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -88,7 +88,7 @@ func linkedStacks(t *testing.T, hub *newsHub) (a, b *servicetest.Stack) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			st.Service.RunChangeFeed(ctx, slog.New(slog.DiscardHandler))
+			st.Service.Charging.RunChangeFeed(ctx, slog.New(slog.DiscardHandler))
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 		return st
@@ -102,7 +102,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 	a, b := linkedStacks(t, hub)
 	hub.listening(t, 2)
 	demo := a.SeedDemo(t)
-	onB, err := b.Service.Authenticate(ctx, demo.Auth, "")
+	onB, err := b.Service.Charging.Authenticate(ctx, demo.Auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 		ch := newCardCharge(t, a.Service, demo.Caller)
 		polled := pollCharge(t, a.Service, demo.Caller, ch)
 		time.Sleep(50 * time.Millisecond) // let the poll start waiting
-		if _, err := b.Service.ProcessPending(ctx, 50); err != nil {
+		if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		awaitPoll(t, polled)
@@ -128,17 +128,17 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 			want    payment.ChargeStatus
 		}{
 			{"cancel", false, func(ch *payment.Charge) error {
-				_, err := a.Service.CreateCancel(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewCancel{})
+				_, err := a.Service.Charging.CreateCancel(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewCancel{})
 				return err
 			}, payment.ChargeCanceled},
 			{"refund", true, func(ch *payment.Charge) error {
-				_, err := a.Service.CreateRefund(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+				_, err := a.Service.Charging.CreateRefund(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 				return err
 			}, payment.ChargeSuccessful},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				ch := newCardChargeCapture(t, a.Service, demo.Caller, tc.capture)
-				if _, err := b.Service.ProcessPending(ctx, 50); err != nil {
+				if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
 				if err := tc.start(ch); err != nil {
@@ -146,7 +146,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 				}
 				polled := make(chan *payment.Charge, 1)
 				go func() {
-					got, err := a.Service.Charge(context.Background(), demo.Caller, ch.StoreID, ch.ID, time.Minute)
+					got, err := a.Service.Charging.Charge(context.Background(), demo.Caller, ch.StoreID, ch.ID, time.Minute)
 					if err != nil {
 						t.Error(err)
 					}
@@ -158,7 +158,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 					t.Fatalf("the poll answered %v while the %s waited for the worker", got.Status, tc.name)
 				default:
 				}
-				if _, err := b.Service.ProcessPending(ctx, 50); err != nil {
+				if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
 				select {
@@ -178,13 +178,13 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			b.Service.RunWorker(wctx, time.Hour, slog.New(slog.DiscardHandler))
+			b.Service.Charging.RunWorker(wctx, time.Hour, slog.New(slog.DiscardHandler))
 		}()
 		defer func() { stop(); <-done }()
 		time.Sleep(50 * time.Millisecond) // B's worker has made its first pass
 		ch := newCardCharge(t, a.Service, demo.Caller)
 		kessaitest.WaitFor(t, 10*time.Second, "B's worker to settle A's charge", func() bool {
-			got, err := a.Service.Charge(ctx, demo.Caller, ch.StoreID, ch.ID, 0)
+			got, err := a.Service.Charging.Charge(ctx, demo.Caller, ch.StoreID, ch.ID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,19 +193,19 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 	})
 
 	t.Run("an app token revoked on B is refused on A at once", func(t *testing.T) {
-		issued, err := b.Service.IssueStoreAppToken(ctx, demo.StoreID, payment.NewAppToken{})
+		issued, err := b.Service.Charging.IssueStoreAppToken(ctx, demo.StoreID, payment.NewAppToken{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		auth := "Bearer " + issued.Secret + "." + issued.JWT
-		if _, err := a.Service.Authenticate(ctx, auth, ""); err != nil {
+		if _, err := a.Service.Charging.Authenticate(ctx, auth, ""); err != nil {
 			t.Fatal(err) // A trusts it now, for an hour
 		}
-		if err := b.Service.RevokeAppToken(ctx, onB, demo.StoreID, issued.ID); err != nil {
+		if err := b.Service.Charging.RevokeAppToken(ctx, onB, demo.StoreID, issued.ID); err != nil {
 			t.Fatal(err)
 		}
 		kessaitest.WaitFor(t, 10*time.Second, "A to refuse the revoked token", func() bool {
-			_, err := a.Service.Authenticate(ctx, auth, "")
+			_, err := a.Service.Charging.Authenticate(ctx, auth, "")
 			return payment.ErrorCode(err) == payment.CodeInvalidAppToken
 		})
 	})
@@ -222,7 +222,7 @@ func TestChangeFeedRereadsAfterReconnecting(t *testing.T) {
 	ch := newCardCharge(t, a.Service, demo.Caller)
 	polled := pollCharge(t, a.Service, demo.Caller, ch)
 	time.Sleep(50 * time.Millisecond)
-	if _, err := b.Service.ProcessPending(ctx, 50); err != nil {
+	if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	close(hub.deaf)
@@ -230,11 +230,11 @@ func TestChangeFeedRereadsAfterReconnecting(t *testing.T) {
 }
 
 // pollCharge starts a long poll of a minute on ch.
-func pollCharge(t *testing.T, svc *charging.Service, c *payment.Caller, ch *payment.Charge) <-chan *payment.Charge {
+func pollCharge(t *testing.T, svc *services.Set, c *payment.Caller, ch *payment.Charge) <-chan *payment.Charge {
 	t.Helper()
 	polled := make(chan *payment.Charge, 1)
 	go func() {
-		got, err := svc.Charge(context.Background(), c, ch.StoreID, ch.ID, time.Minute)
+		got, err := svc.Charging.Charge(context.Background(), c, ch.StoreID, ch.ID, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -258,23 +258,23 @@ func awaitPoll(t *testing.T, polled <-chan *payment.Charge) {
 
 // newCardCharge creates a charge on a new card token and leaves it to the
 // worker.
-func newCardCharge(t *testing.T, svc *charging.Service, c *payment.Caller) *payment.Charge {
+func newCardCharge(t *testing.T, svc *services.Set, c *payment.Caller) *payment.Charge {
 	t.Helper()
 	return newCardChargeCapture(t, svc, c, true)
 }
 
 // newCardChargeCapture is newCardCharge, captured or only authorised.
-func newCardChargeCapture(t *testing.T, svc *charging.Service, c *payment.Caller, capture bool) *payment.Charge {
+func newCardChargeCapture(t *testing.T, svc *services.Set, c *payment.Caller, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tt, err := svc.CreateToken(ctx, c, payment.NewToken{
+	tt, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4242424242424242", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: 1000, Currency: "JPY", Capture: &capture})
+	ch, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: 1000, Currency: "JPY", Capture: &capture})
 	if err != nil {
 		t.Fatal(err)
 	}

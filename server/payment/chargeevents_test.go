@@ -29,20 +29,20 @@ func TestChargeEvents(t *testing.T) {
 
 	ch := servicetest.Pay(t, svc, cs.demo.Caller, "4000020000000000", 1000, "JPY", nil)
 	other := servicetest.Pay(t, svc, cs.demo.Caller, "4000020000000000", 2000, "JPY", nil)
-	r, err := svc.CreateRefund(ctx, cs.demo.Caller, store, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+	r, err := svc.Charging.CreateRefund(ctx, cs.demo.Caller, store, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.ProcessPending(ctx, 50); err != nil {
+	if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 
 	_, sess := cs.signIn(t, cs.demo.ConsolePassword)
-	c, err := svc.ConsoleCaller(ctx, sess, store)
+	c, err := svc.Charging.ConsoleCaller(ctx, sess, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := svc.ChargeEvents(ctx, c, store, ch.ID, 10)
+	evs, err := svc.Charging.ChargeEvents(ctx, c, store, ch.ID, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +54,10 @@ func TestChargeEvents(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("events = %q, want %q", got, want)
 	}
-	if evs, err := svc.ChargeEvents(ctx, c, store, ch.ID, 1); err != nil || len(evs) != 1 || evs[0].ResourceID != ch.ID {
+	if evs, err := svc.Charging.ChargeEvents(ctx, c, store, ch.ID, 1); err != nil || len(evs) != 1 || evs[0].ResourceID != ch.ID {
 		t.Errorf("with a limit of 1: %v, %v", evs, err)
 	}
-	if evs, err := svc.ChargeEvents(ctx, c, store, other.ID, 10); err != nil || len(evs) != 1 || evs[0].ResourceID != other.ID {
+	if evs, err := svc.Charging.ChargeEvents(ctx, c, store, other.ID, 10); err != nil || len(evs) != 1 || evs[0].ResourceID != other.ID {
 		t.Errorf("the other charge's events: %v, %v", evs, err)
 	}
 
@@ -66,13 +66,13 @@ func TestChargeEvents(t *testing.T) {
 	otherUser, otherStore := cs.otherMerchant(t, "other@kessai.test")
 	otherSess := &payment.ConsoleSession{UserID: otherUser.ID, MerchantID: otherUser.MerchantID, Mode: payment.ModeTest,
 		CreatedOn: cs.clock.Now()}
-	otherCaller, err := svc.ConsoleCaller(ctx, otherSess, uuid.Nil)
+	otherCaller, err := svc.Charging.ConsoleCaller(ctx, otherSess, uuid.Nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	liveSess := *sess
 	liveSess.Mode = payment.ModeLive
-	live, err := svc.ConsoleCaller(ctx, &liveSess, store)
+	live, err := svc.Charging.ConsoleCaller(ctx, &liveSess, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestChargeEvents(t *testing.T) {
 		{"Unknown", c, store, payment.NewID()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			evs, err := svc.ChargeEvents(ctx, tc.c, tc.storeID, tc.id, 10)
+			evs, err := svc.Charging.ChargeEvents(ctx, tc.c, tc.storeID, tc.id, 10)
 			if !payment.IsNotFound(err) {
 				t.Errorf("ChargeEvents = %d events, %v; want NOT_FOUND", len(evs), err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 )
@@ -20,9 +20,9 @@ import (
 // streams' own re-read every second is only the fallback.
 func TestEventBellRings(t *testing.T) {
 	ctx := context.Background()
-	newToken := func(t *testing.T, svc *charging.Service, c *payment.Caller) {
+	newToken := func(t *testing.T, svc *services.Set, c *payment.Caller) {
 		t.Helper()
-		if _, err := svc.CreateToken(ctx, c, payment.NewToken{
+		if _, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		}); err != nil {
@@ -42,7 +42,7 @@ func TestEventBellRings(t *testing.T) {
 		// No change feed: the bell can only be rung here.
 		st := servicetest.New(t, servicetest.Options{EncodeEvent: univapay.EncodeEvent})
 		demo := st.SeedDemo(t)
-		bell := st.Service.EventsBell()
+		bell := st.Service.Charging.EventsBell()
 		newToken(t, st.Service, demo.Caller)
 		rung(t, "the process that recorded the event", bell)
 	})
@@ -58,7 +58,7 @@ func TestEventBellRings(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				st.Service.RunChangeFeed(fctx, slog.New(slog.DiscardHandler))
+				st.Service.Charging.RunChangeFeed(fctx, slog.New(slog.DiscardHandler))
 			}()
 			t.Cleanup(func() { cancel(); <-done })
 			return st
@@ -66,7 +66,7 @@ func TestEventBellRings(t *testing.T) {
 		a, b := open(), open()
 		hub.listening(t, 2)
 		demo := a.SeedDemo(t)
-		bell := b.Service.EventsBell()
+		bell := b.Service.Charging.EventsBell()
 		newToken(t, a.Service, demo.Caller)
 		rung(t, "another process", bell)
 	})

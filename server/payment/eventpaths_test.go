@@ -13,7 +13,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/univapay"
 )
@@ -22,7 +22,7 @@ import (
 // events and settlements of one path at a time.
 type pathFixture struct {
 	t     *testing.T
-	svc   *charging.Service
+	svc   *services.Set
 	c     *payment.Caller
 	store uuid.UUID
 	clock *kessaitest.Clock
@@ -49,7 +49,7 @@ func newPathFixture(t *testing.T, proc payment.Processor) *pathFixture {
 // "name id".
 func (f *pathFixture) news(want ...string) {
 	f.t.Helper()
-	evs, err := f.svc.Events(context.Background(), f.c, f.after, 100)
+	evs, err := f.svc.Charging.Events(context.Background(), f.c, f.after, 100)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -83,14 +83,14 @@ func (f *pathFixture) settled(want ...string) {
 
 func (f *pathFixture) drain() {
 	f.t.Helper()
-	if _, err := f.svc.ProcessPending(context.Background(), 50); err != nil {
+	if _, err := f.svc.Charging.ProcessPending(context.Background(), 50); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 func (f *pathFixture) card(typ payment.TokenType, number string, cvvAuth bool) *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.CreateToken(context.Background(), f.c, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(context.Background(), f.c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: number, ExpMonth: 12, ExpYear: 2039, CVV: "123",
 			CVVAuthorize: payment.CVVAuthorize{Enabled: cvvAuth}},
@@ -104,7 +104,7 @@ func (f *pathFixture) card(typ payment.TokenType, number string, cvvAuth bool) *
 
 func (f *pathFixture) wallet() *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.CreateToken(context.Background(), f.c, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(context.Background(), f.c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
 		Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
 	})
@@ -117,7 +117,7 @@ func (f *pathFixture) wallet() *payment.TransactionToken {
 
 func (f *pathFixture) charge(tok *payment.TransactionToken, capture bool, threeDS *payment.ThreeDSSettings) *payment.Charge {
 	f.t.Helper()
-	ch, err := f.svc.CreateCharge(context.Background(), f.c, payment.NewCharge{
+	ch, err := f.svc.Charging.CreateCharge(context.Background(), f.c, payment.NewCharge{
 		TokenID: tok.ID, Amount: 1500, Currency: "JPY", Capture: &capture, ThreeDS: threeDS,
 	})
 	if err != nil {
@@ -129,7 +129,7 @@ func (f *pathFixture) charge(tok *payment.TransactionToken, capture bool, threeD
 
 func (f *pathFixture) chargeNow(id uuid.UUID) *payment.Charge {
 	f.t.Helper()
-	ch, err := f.svc.Charge(context.Background(), f.c, f.store, id, 0)
+	ch, err := f.svc.Charging.Charge(context.Background(), f.c, f.store, id, 0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func (f *pathFixture) chargeNow(id uuid.UUID) *payment.Charge {
 
 func (f *pathFixture) tokenNow(id uuid.UUID) *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.Token(context.Background(), f.c, f.store, id, 0)
+	tok, err := f.svc.Charging.Token(context.Background(), f.c, f.store, id, 0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func (f *pathFixture) tokenNow(id uuid.UUID) *payment.TransactionToken {
 // act takes an action on the approval whose page issuerToken is.
 func (f *pathFixture) act(issuerToken string, action payment.ApprovalAction, code string) {
 	f.t.Helper()
-	if _, err := f.svc.ActOnApproval(context.Background(), path.Base(issuerToken), action, code); err != nil {
+	if _, err := f.svc.Charging.ActOnApproval(context.Background(), path.Base(issuerToken), action, code); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -161,7 +161,7 @@ func (f *pathFixture) challenged() (*payment.Charge, string) {
 	f.drain()
 	f.news(payment.EventChargeUpdated + " " + ch.ID.String())
 	f.settled("charge/awaiting/")
-	it, err := f.svc.ChargeThreeDSIssuerToken(context.Background(), f.c, f.store, ch.ID)
+	it, err := f.svc.Charging.ChargeThreeDSIssuerToken(context.Background(), f.c, f.store, ch.ID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func (f *pathFixture) awaitingWallet() (*payment.Charge, string) {
 	f.drain()
 	f.news(payment.EventChargeUpdated + " " + ch.ID.String())
 	f.settled("charge/awaiting/")
-	it, err := f.svc.ChargeIssuerToken(context.Background(), f.c, f.store, ch.ID)
+	it, err := f.svc.Charging.ChargeIssuerToken(context.Background(), f.c, f.store, ch.ID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -188,13 +188,13 @@ func (f *pathFixture) awaitingWallet() (*payment.Charge, string) {
 func (f *pathFixture) challengedToken() (*payment.TransactionToken, string) {
 	f.t.Helper()
 	tok := f.card(payment.OneTime, "4000002760003184", false)
-	if _, err := f.svc.EnableTokenThreeDS(context.Background(), f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+	if _, err := f.svc.Charging.EnableTokenThreeDS(context.Background(), f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 		f.t.Fatal(err)
 	}
 	f.news()
 	f.drain()
 	f.news(payment.EventTokenThreeDSUpdated + " " + tok.ID.String())
-	it, err := f.svc.TokenThreeDSIssuerToken(context.Background(), f.c, f.store, tok.ID)
+	it, err := f.svc.Charging.TokenThreeDSIssuerToken(context.Background(), f.c, f.store, tok.ID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestEventsOfEachPath(t *testing.T) {
 			{ExpYear: &year},
 			{Billing: &payment.Billing{Line1: "1-2-3 Marunouchi", City: "Chiyoda-ku", State: "Tokyo", Country: "JP", Zip: "1000005"}},
 		} {
-			if _, err := f.svc.UpdateToken(ctx, f.c, f.store, tok.ID, u); err != nil {
+			if _, err := f.svc.Charging.UpdateToken(ctx, f.c, f.store, tok.ID, u); err != nil {
 				t.Fatal(err)
 			}
 			f.news(payment.EventTokenUpdated + " " + tok.ID.String())
@@ -251,7 +251,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		f.drain()
 		f.news(payment.EventChargeFinished + " " + ch.ID.String())
 		cvv := "456"
-		if _, err := f.svc.UpdateToken(ctx, f.c, f.store, tok.ID, payment.TokenUpdate{CVV: &cvv}); err != nil {
+		if _, err := f.svc.Charging.UpdateToken(ctx, f.c, f.store, tok.ID, payment.TokenUpdate{CVV: &cvv}); err != nil {
 			t.Fatal(err)
 		}
 		f.news(payment.EventTokenUpdated + " " + tok.ID.String())
@@ -261,7 +261,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		tok := f.card(payment.SubscriptionToken, "4000020000000000", false)
-		if err := f.svc.DeleteToken(ctx, f.c, f.store, tok.ID); err != nil {
+		if err := f.svc.Charging.DeleteToken(ctx, f.c, f.store, tok.ID); err != nil {
 			t.Fatal(err)
 		}
 		f.news()
@@ -271,7 +271,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		tok := f.card(payment.OneTime, "4000000000003097", false)
-		if _, err := f.svc.EnableTokenThreeDS(ctx, f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+		if _, err := f.svc.Charging.EnableTokenThreeDS(ctx, f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		f.news()
@@ -281,7 +281,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		}
 		f.news(payment.EventTokenThreeDSUpdated + " " + tok.ID.String())
 		// Turned off: no status to tell of.
-		if err := f.svc.DisableTokenThreeDS(ctx, f.c, f.store, tok.ID); err != nil {
+		if err := f.svc.Charging.DisableTokenThreeDS(ctx, f.c, f.store, tok.ID); err != nil {
 			t.Fatal(err)
 		}
 		f.news()
@@ -384,7 +384,7 @@ func TestEventsOfEachPath(t *testing.T) {
 			f.drain()
 			f.news(payment.EventChargeUpdated + " " + ch.ID.String())
 			f.settled("charge/authorized/")
-			if err := f.svc.CaptureCharge(ctx, f.c, f.store, ch.ID, payment.ChargeCapture{}); err != nil {
+			if err := f.svc.Charging.CaptureCharge(ctx, f.c, f.store, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			f.news()
@@ -401,7 +401,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		f.drain()
 		f.news(payment.EventChargeFinished + " " + ch.ID.String())
 		f.settled("charge/successful/")
-		r, err := f.svc.CreateRefund(ctx, f.c, f.store, ch.ID, payment.NewRefund{Amount: 500, Currency: "JPY"})
+		r, err := f.svc.Charging.CreateRefund(ctx, f.c, f.store, ch.ID, payment.NewRefund{Amount: 500, Currency: "JPY"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +417,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		f.drain()
 		f.news(payment.EventChargeUpdated + " " + ch.ID.String())
 		f.settled("charge/authorized/")
-		cn, err := f.svc.CreateCancel(ctx, f.c, f.store, ch.ID, payment.NewCancel{})
+		cn, err := f.svc.Charging.CreateCancel(ctx, f.c, f.store, ch.ID, payment.NewCancel{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,13 +434,13 @@ func TestEventsOfEachPath(t *testing.T) {
 		f := newPathFixture(t, nil)
 		tok := f.card(payment.SubscriptionToken, "4000020000000000", false)
 		from := f.after
-		sub, err := f.svc.CreateSubscription(ctx, f.c, payment.NewSubscription{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Period: "monthly"})
+		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Period: "monthly"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		first := sub.NextPayment.ID
 		f.drain()
-		sub, err = f.svc.Subscription(ctx, f.c, f.store, sub.ID, 0)
+		sub, err = f.svc.Charging.Subscription(ctx, f.c, f.store, sub.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,7 +448,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		if second == first {
 			t.Fatal("the first payment is still the next one")
 		}
-		evs, err := f.svc.Events(ctx, f.c, from, 100)
+		evs, err := f.svc.Charging.Events(ctx, f.c, from, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,7 +486,7 @@ func TestEventsOfEachPath(t *testing.T) {
 	t.Run("SubscriptionFirstChargeAuthorised", func(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
-		sub, err := f.svc.CreateSubscription(ctx, f.c, payment.NewSubscription{
+		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{
 			TokenID: f.card(payment.SubscriptionToken, "4000020000000000", false).ID, Amount: 1000, Currency: "JPY",
 			Period: "monthly", FirstChargeAuthorizationOnly: true,
 		})
@@ -495,14 +495,14 @@ func TestEventsOfEachPath(t *testing.T) {
 		}
 		f.news(payment.EventSubscriptionCreated + " " + sub.ID.String())
 		f.drain()
-		charges, err := f.svc.SubscriptionCharges(ctx, f.c, f.store, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
+		charges, err := f.svc.Charging.SubscriptionCharges(ctx, f.c, f.store, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
 		if err != nil || len(charges.Items) != 1 {
 			t.Fatalf("the subscription's charges: %v, %v", charges.Items, err)
 		}
 		// Authorised counts as paid.
 		f.news(payment.EventChargeUpdated+" "+charges.Items[0].ID.String(), payment.EventSubscriptionPayment+" "+sub.ID.String())
 		f.settled("charge/authorized/")
-		if sub, err = f.svc.Subscription(ctx, f.c, f.store, sub.ID, 0); err != nil || sub.PaymentsMade != 1 {
+		if sub, err = f.svc.Charging.Subscription(ctx, f.c, f.store, sub.ID, 0); err != nil || sub.PaymentsMade != 1 {
 			t.Errorf("the subscription after its first charge's authorisation: %+v, %v; want one payment made", sub, err)
 		}
 	})
@@ -511,7 +511,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		free := int64(0)
-		sub, err := f.svc.CreateSubscription(ctx, f.c, payment.NewSubscription{
+		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{
 			TokenID: f.card(payment.SubscriptionToken, "4000020000000000", false).ID, Amount: 1000, Currency: "JPY",
 			Period: "monthly", InitialAmount: &free,
 		})
@@ -529,7 +529,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		start := payment.Date{Year: 2027, Month: 2, Day: 1}
-		sub, err := f.svc.CreateSubscription(ctx, f.c, payment.NewSubscription{
+		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{
 			TokenID: f.card(payment.SubscriptionToken, "4000020000000000", false).ID, Amount: 1000, Currency: "JPY",
 			Period: "monthly", Schedule: payment.ScheduleSettings{StartOn: &start},
 		})
@@ -538,7 +538,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		}
 		f.news(payment.EventSubscriptionCreated + " " + sub.ID.String())
 		next := f.card(payment.SubscriptionToken, "4000020000000000", false)
-		if _, err := f.svc.ChangeSubscriptionToken(ctx, f.c, f.store, sub.ID, next.ID); err != nil {
+		if _, err := f.svc.Charging.ChangeSubscriptionToken(ctx, f.c, f.store, sub.ID, next.ID); err != nil {
 			t.Fatal(err)
 		}
 		f.news()

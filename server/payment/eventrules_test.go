@@ -35,7 +35,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	// "name id".
 	news := func(t *testing.T, want ...string) {
 		t.Helper()
-		evs, err := svc.Events(ctx, c, after, 100)
+		evs, err := svc.Charging.Events(ctx, c, after, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,13 +53,13 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 	drain := func(t *testing.T) {
 		t.Helper()
-		if _, err := svc.ProcessPending(ctx, 50); err != nil {
+		if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 	}
 	card := func(t *testing.T, typ payment.TokenType, number string) *payment.TransactionToken {
 		t.Helper()
-		tok, err := svc.CreateToken(ctx, c, payment.NewToken{
+		tok, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: number, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		})
@@ -70,7 +70,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 
 	// A wallet token is told of as a card token is.
-	wallet, err := svc.CreateToken(ctx, c, payment.NewToken{
+	wallet, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
 		Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
 	})
@@ -85,10 +85,10 @@ func TestEventsOfEachChange(t *testing.T) {
 	drain(t)
 	news(t, payment.EventTokenCreated+" "+oneTime.ID.String())
 	same := oneTime.Email
-	if _, err := svc.UpdateToken(ctx, c, store, oneTime.ID, payment.TokenUpdate{Email: &same}); err != nil {
+	if _, err := svc.Charging.UpdateToken(ctx, c, store, oneTime.ID, payment.TokenUpdate{Email: &same}); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.DeleteToken(ctx, c, store, oneTime.ID); err != nil {
+	if err := svc.Charging.DeleteToken(ctx, c, store, oneTime.ID); err != nil {
 		t.Fatal(err)
 	}
 	news(t)
@@ -96,11 +96,11 @@ func TestEventsOfEachChange(t *testing.T) {
 	// A recurring token charged the same amount twice within the window:
 	// the second charge is failed as it is made (311), and finishes then.
 	rec := card(t, payment.Recurring, "4000020000000000")
-	first, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: rec.ID, Amount: 1000, Currency: "JPY"})
+	first, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: rec.ID, Amount: 1000, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dup, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: rec.ID, Amount: 1000, Currency: "JPY"})
+	dup, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: rec.ID, Amount: 1000, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,35 +112,35 @@ func TestEventsOfEachChange(t *testing.T) {
 	news(t, payment.EventChargeFinished+" "+first.ID.String())
 
 	// Metadata is no news, on a charge, a refund or a cancel.
-	if _, err := svc.UpdateCharge(ctx, c, store, first.ID, payment.Metadata{"order": "1"}); err != nil {
+	if _, err := svc.Charging.UpdateCharge(ctx, c, store, first.ID, payment.Metadata{"order": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := svc.CreateRefund(ctx, c, store, first.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
+	r, err := svc.Charging.CreateRefund(ctx, c, store, first.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	news(t)
 	drain(t)
 	news(t, payment.EventRefundFinished+" "+r.ID.String())
-	if _, err := svc.UpdateRefund(ctx, c, store, first.ID, r.ID, payment.RefundUpdate{Metadata: payment.Metadata{"a": "1"}}); err != nil {
+	if _, err := svc.Charging.UpdateRefund(ctx, c, store, first.ID, r.ID, payment.RefundUpdate{Metadata: payment.Metadata{"a": "1"}}); err != nil {
 		t.Fatal(err)
 	}
 	news(t)
 
 	// A wallet charge awaits its shopper (updated); cancelled by the
 	// merchant, the cancel finishes first, then the charge (canceled).
-	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: wallet.ID, Amount: 500, Currency: "JPY"})
+	ch, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: wallet.ID, Amount: 500, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	servicetest.AwaitCharge(t, svc, c, store, ch.ID, "the wallet charge to await its shopper", servicetest.Awaiting)
 	news(t, payment.EventChargeUpdated+" "+ch.ID.String())
-	cn, err := svc.CreateCancel(ctx, c, store, ch.ID, payment.NewCancel{})
+	cn, err := svc.Charging.CreateCancel(ctx, c, store, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	news(t, payment.EventCancelFinished+" "+cn.ID.String(), payment.EventChargeFinished+" "+ch.ID.String())
-	if _, err := svc.UpdateCancel(ctx, c, store, ch.ID, cn.ID, payment.Metadata{"a": "1"}); err != nil {
+	if _, err := svc.Charging.UpdateCancel(ctx, c, store, ch.ID, cn.ID, payment.Metadata{"a": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	news(t)
@@ -149,13 +149,13 @@ func TestEventsOfEachChange(t *testing.T) {
 	// cancel.
 	auth := card(t, payment.OneTime, "4000020000000000")
 	capture := false
-	authorized, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: auth.ID, Amount: 700, Currency: "JPY", Capture: &capture})
+	authorized, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: auth.ID, Amount: 700, Currency: "JPY", Capture: &capture})
 	if err != nil {
 		t.Fatal(err)
 	}
 	drain(t)
 	news(t, payment.EventTokenCreated+" "+auth.ID.String(), payment.EventChargeUpdated+" "+authorized.ID.String())
-	void, err := svc.CreateCancel(ctx, c, store, authorized.ID, payment.NewCancel{})
+	void, err := svc.Charging.CreateCancel(ctx, c, store, authorized.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,17 +166,17 @@ func TestEventsOfEachChange(t *testing.T) {
 	// A token's challenge: told of when it awaits the shopper, and when
 	// the shopper passes it.
 	challenged := card(t, payment.OneTime, "4000002760003184")
-	if _, err := svc.EnableTokenThreeDS(ctx, c, store, challenged.ID, payment.TokenThreeDSRequest{}); err != nil {
+	if _, err := svc.Charging.EnableTokenThreeDS(ctx, c, store, challenged.ID, payment.TokenThreeDSRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	news(t, payment.EventTokenCreated+" "+challenged.ID.String())
 	drain(t)
 	news(t, payment.EventTokenThreeDSUpdated+" "+challenged.ID.String())
-	it, err := svc.TokenThreeDSIssuerToken(ctx, c, store, challenged.ID)
+	it, err := svc.Charging.TokenThreeDSIssuerToken(ctx, c, store, challenged.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.ActOnApproval(ctx, path.Base(it.IssuerToken), payment.ActionAnswer, payment.ChallengeCode); err != nil {
+	if _, err := svc.Charging.ActOnApproval(ctx, path.Base(it.IssuerToken), payment.ActionAnswer, payment.ChallengeCode); err != nil {
 		t.Fatal(err)
 	}
 	news(t, payment.EventTokenThreeDSUpdated+" "+challenged.ID.String())

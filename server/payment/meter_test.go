@@ -13,7 +13,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -137,16 +137,16 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 
 	// A refund whose outcome fails to commit is not told; the retry that
 	// commits is, once, though its function ran twice.
-	refund, err := svc.CreateRefund(ctx, demo.Caller, paid.StoreID, paid.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+	refund, err := svc.Charging.CreateRefund(ctx, demo.Caller, paid.StoreID, paid.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	flaky.failCommit.Store(true)
-	if _, err := svc.ProcessPending(ctx, 10); err != nil && !errors.Is(err, errCommitFailed) {
+	if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil && !errors.Is(err, errCommitFailed) {
 		t.Fatal(err)
 	}
 	flaky.failCommit.Store(false)
-	if r, err := svc.Refund(ctx, demo.Caller, paid.StoreID, paid.ID, refund.ID, 0); err != nil || r.Status != payment.OperationPending {
+	if r, err := svc.Charging.Refund(ctx, demo.Caller, paid.StoreID, paid.ID, refund.ID, 0); err != nil || r.Status != payment.OperationPending {
 		t.Fatalf("the refund whose outcome failed to commit: %v, %v; want it still pending", r, err)
 	}
 	if got := meter.settledNow(); len(got) != 2 {
@@ -163,15 +163,15 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 // awaitRefund runs the worker until the refund is no longer
 // pending (its retry waits a back-off of the failed attempt: the fixture's
 // clock is the system's, so this waits it out, at most a few seconds).
-func awaitRefund(t *testing.T, svc *charging.Service, demo *servicetest.Demo, ch *payment.Charge, id uuid.UUID) {
+func awaitRefund(t *testing.T, svc *services.Set, demo *servicetest.Demo, ch *payment.Charge, id uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := svc.ProcessPending(ctx, 10); err != nil {
+		if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
-		r, err := svc.Refund(ctx, demo.Caller, ch.StoreID, ch.ID, id, 0)
+		r, err := svc.Charging.Refund(ctx, demo.Caller, ch.StoreID, ch.ID, id, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,12 +29,12 @@ func TestMethodTraits(t *testing.T) {
 		}
 	}
 
-	_, err := svc.CreateToken(ctx, c, payment.NewToken{
+	_, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
 	wantField(t, err, "email", payment.ReasonRequired)
-	wallet, err := svc.CreateToken(ctx, c, payment.NewToken{
+	wallet, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
 	})
 	if err != nil {
@@ -42,20 +42,20 @@ func TestMethodTraits(t *testing.T) {
 	}
 
 	plan := payment.NewSubscription{Amount: 1000, Currency: "JPY", Period: "monthly"}
-	if _, err := svc.SimulatePlan(ctx, c, uuid.Nil, payment.PaymentTypeCard, plan); err != nil {
+	if _, err := svc.Charging.SimulatePlan(ctx, c, uuid.Nil, payment.PaymentTypeCard, plan); err != nil {
 		t.Errorf("a card's plan: %v", err)
 	}
 	for _, pt := range []string{payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant} {
-		if _, err := svc.SimulatePlan(ctx, c, uuid.Nil, pt, plan); payment.ErrorCode(err) != payment.CodeNonSubscriptionPayment {
+		if _, err := svc.Charging.SimulatePlan(ctx, c, uuid.Nil, pt, plan); payment.ErrorCode(err) != payment.CodeNonSubscriptionPayment {
 			t.Errorf("a plan of %s: %v, want %s", pt, err, payment.CodeNonSubscriptionPayment)
 		}
 	}
 
-	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: wallet.ID, Amount: 500, Currency: "JPY"})
+	ch, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: wallet.ID, Amount: 500, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	servicetest.AwaitCharge(t, svc, c, demo.StoreID, ch.ID, "the wallet charge to await its shopper", servicetest.Awaiting)
-	_, err = svc.ChargeThreeDSIssuerToken(ctx, c, demo.StoreID, ch.ID)
+	_, err = svc.Charging.ChargeThreeDSIssuerToken(ctx, c, demo.StoreID, ch.ID)
 	wantField(t, err, "transaction_token_id", "ONLY_FOR_CARD_PAYMENT")
 }

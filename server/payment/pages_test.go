@@ -8,7 +8,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -17,7 +17,7 @@ const pagesOrigin = "https://pay.kessai.test"
 // pagesFixture is a service over a real SQLite file with the demo account,
 // whose store token allows shop.example.
 type pagesFixture struct {
-	svc  *charging.Service
+	svc  *services.Set
 	db   *sqlite.DB
 	demo *payment.DemoAccount
 	// server is the store token used with its secret.
@@ -33,7 +33,7 @@ func newPagesFixture(t *testing.T) *pagesFixture {
 
 func (f *pagesFixture) token(t *testing.T, c *payment.Caller) *payment.TransactionToken {
 	t.Helper()
-	tok, err := f.svc.CreateToken(context.Background(), c, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(context.Background(), c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -58,7 +58,7 @@ func TestBrowserCaller(t *testing.T) {
 	ctx := context.Background()
 	jwt := f.demo.Token.JWT
 	for _, origin := range []string{pagesOrigin, "https://shop.example", "http://shop.example:8080"} {
-		c, err := f.svc.BrowserCaller(ctx, jwt, origin)
+		c, err := f.svc.Charging.BrowserCaller(ctx, jwt, origin)
 		if err != nil {
 			t.Fatalf("BrowserCaller from %s: %v", origin, err)
 		}
@@ -66,26 +66,26 @@ func TestBrowserCaller(t *testing.T) {
 			t.Errorf("BrowserCaller from %s = secret %v, origin %q, token %v", origin, c.WithSecret(), c.Origin(), c.Token().ID)
 		}
 	}
-	_, err := f.svc.BrowserCaller(ctx, jwt, "https://evil.example")
+	_, err := f.svc.Charging.BrowserCaller(ctx, jwt, "https://evil.example")
 	wantCode(t, "another origin", err, payment.CodeInvalidDomain)
-	_, err = f.svc.BrowserCaller(ctx, jwt, "")
+	_, err = f.svc.Charging.BrowserCaller(ctx, jwt, "")
 	wantCode(t, "no origin", err, payment.CodeInvalidDomain)
-	_, err = f.svc.BrowserCaller(ctx, f.demo.Token.Secret+"."+jwt, pagesOrigin)
+	_, err = f.svc.Charging.BrowserCaller(ctx, f.demo.Token.Secret+"."+jwt, pagesOrigin)
 	wantCode(t, "secret in front of the JWT", err, payment.CodeInvalidAppToken)
-	_, err = f.svc.BrowserCaller(ctx, jwt+"x", pagesOrigin)
+	_, err = f.svc.Charging.BrowserCaller(ctx, jwt+"x", pagesOrigin)
 	wantCode(t, "bad signature", err, payment.CodeInvalidAppToken)
 
-	merchant, err := f.svc.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
+	merchant, err := f.svc.Charging.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.BrowserCaller(ctx, merchant.JWT, pagesOrigin)
+	_, err = f.svc.Charging.BrowserCaller(ctx, merchant.JWT, pagesOrigin)
 	wantCode(t, "merchant token", err, payment.CodeInvalidAppToken)
 
-	if err := f.svc.RevokeAppToken(ctx, f.server, f.demo.StoreID, f.demo.Token.ID); err != nil {
+	if err := f.svc.Charging.RevokeAppToken(ctx, f.server, f.demo.StoreID, f.demo.Token.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.BrowserCaller(ctx, jwt, pagesOrigin)
+	_, err = f.svc.Charging.BrowserCaller(ctx, jwt, pagesOrigin)
 	wantCode(t, "revoked token", err, payment.CodeInvalidAppToken)
 }
 
@@ -94,12 +94,12 @@ func TestBrowserCaller(t *testing.T) {
 func TestTokenReceipt(t *testing.T) {
 	f := newPagesFixture(t)
 	ctx := context.Background()
-	page, err := f.svc.BrowserCaller(ctx, f.demo.Token.JWT, pagesOrigin)
+	page, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, pagesOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok := f.token(t, f.server)
-	r, err := f.svc.TokenReceipt(ctx, page, tok.ID)
+	r, err := f.svc.Charging.TokenReceipt(ctx, page, tok.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,18 +109,18 @@ func TestTokenReceipt(t *testing.T) {
 	}
 
 	// Reading the token itself still needs the secret.
-	_, err = f.svc.Token(ctx, page, f.demo.StoreID, tok.ID, 0)
+	_, err = f.svc.Charging.Token(ctx, page, f.demo.StoreID, tok.ID, 0)
 	wantCode(t, "the token read by a page", err, payment.CodeInvalidPermissions)
 
 	// A browser on the shop's own origin is not a gateway page, nor is the
 	// merchant's server.
-	shop, err := f.svc.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
+	shop, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.TokenReceipt(ctx, shop, tok.ID)
+	_, err = f.svc.Charging.TokenReceipt(ctx, shop, tok.ID)
 	wantCode(t, "a receipt for the shop's page", err, payment.CodeInvalidPermissions)
-	_, err = f.svc.TokenReceipt(ctx, f.server, tok.ID)
+	_, err = f.svc.Charging.TokenReceipt(ctx, f.server, tok.ID)
 	wantCode(t, "a receipt for the merchant's server", err, payment.CodeInvalidPermissions)
 
 	// Another merchant's token is not found.
@@ -136,16 +136,16 @@ func TestTokenReceipt(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := f.svc.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{})
+	other, err := f.svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherServer, err := f.svc.Authenticate(ctx, "Bearer "+other.Secret+"."+other.JWT, "")
+	otherServer, err := f.svc.Charging.Authenticate(ctx, "Bearer "+other.Secret+"."+other.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	foreign := f.token(t, otherServer)
-	if _, err := f.svc.TokenReceipt(ctx, page, foreign.ID); !payment.IsNotFound(err) {
+	if _, err := f.svc.Charging.TokenReceipt(ctx, page, foreign.ID); !payment.IsNotFound(err) {
 		t.Errorf("another store's token: %v, want NOT_FOUND", err)
 	}
 }
@@ -155,7 +155,7 @@ func TestTokenReceipt(t *testing.T) {
 func TestCallerTokenIsACopy(t *testing.T) {
 	f := newPagesFixture(t)
 	ctx := context.Background()
-	c, err := f.svc.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
+	c, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestCallerTokenIsACopy(t *testing.T) {
 	if got := c.Token(); got.Domains[0] != "shop.example" || got.Mode != payment.ModeTest || got.RevokedOn != nil {
 		t.Errorf("the caller's token changed through a copy: %+v", got)
 	}
-	if !f.svc.OriginAllowedFor(c, "https://shop.example") || f.svc.OriginAllowedFor(c, "https://evil.example") {
+	if !f.svc.Charging.OriginAllowedFor(c, "https://shop.example") || f.svc.Charging.OriginAllowedFor(c, "https://evil.example") {
 		t.Error("the caller's origins changed through a copy")
 	}
 }

@@ -24,13 +24,13 @@ const captureAfter = 2 * time.Hour
 func (in *instance) scheduledCharge(t *testing.T, q *queue, pan string) (*payment.Charge, time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := in.svc.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
+	tok, err := in.svc.Charging.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: pan, ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	capture, at := false, q.clk.Now().Add(captureAfter)
-	ch, err := in.svc.CreateCharge(ctx, in.caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Capture: &capture, CaptureAt: &at})
+	ch, err := in.svc.Charging.CreateCharge(ctx, in.caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Capture: &capture, CaptureAt: &at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func (in *instance) scheduledCharge(t *testing.T, q *queue, pan string) (*paymen
 // historyLine is the charge's line of the transaction history.
 func (in *instance) historyLine(t *testing.T, id uuid.UUID) *payment.LedgerEntry {
 	t.Helper()
-	page, err := in.svc.Transactions(context.Background(), in.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
+	page, err := in.svc.Charging.Transactions(context.Background(), in.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 		captures int
 	}{
 		{"Captured", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
+			if err := in.svc.Charging.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
@@ -185,7 +185,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 		{"CaptureUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
 			// The acquirer is unreachable: the capture is retried after
 			// capture_at, alongside the scheduled item.
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
+			if err := in.svc.Charging.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
 				t.Fatal(err)
 			}
 			q.acq.failNext("capture", 1)
@@ -193,14 +193,14 @@ func TestEarlierDecisionWins(t *testing.T) {
 			return 2
 		}, payment.ChargeSuccessful, 600, payment.CaptureDone, 2},
 		{"Voided", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+			if _, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
 			return 1
 		}, payment.ChargeCanceled, 1000, payment.CaptureNone, 0},
 		{"VoidUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if _, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+			if _, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			// Unreachable until after capture_at: the cancel is still
@@ -221,7 +221,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 			q.clk.Advance(time.Minute)
 			for n := -1; n != 0; {
 				var err error
-				if n, err = in.svc.ProcessPending(ctx, 100); err != nil {
+				if n, err = in.svc.Charging.ProcessPending(ctx, 100); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 )
 
 // BenchmarkSchedulerPayments is how fast the scheduler carries b.N
@@ -22,22 +22,22 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 	ctx := context.Background()
 	limits := payment.DefaultResourceLimits()
 	limits.TestChargesPerDay = 1 << 30
-	setup := func(b *testing.B) (*charging.Service, *payment.Caller, *kessaitest.Clock) {
+	setup := func(b *testing.B) (*services.Set, *payment.Caller, *kessaitest.Clock) {
 		clock := kessaitest.NewClock(time.Date(2027, 1, 1, 1, 0, 0, 0, time.UTC))
 		st := servicetest.New(b, servicetest.Options{Clock: clock, Config: payment.Config{Limits: limits}})
 		return st.Service, st.SeedDemo(b).Caller, clock
 	}
-	token := func(b *testing.B, svc *charging.Service, c *payment.Caller, typ payment.TokenType) *payment.TransactionToken {
-		tok, err := svc.CreateToken(ctx, c, payment.NewToken{PaymentType: "card", Type: typ, Email: "d@example.com",
+	token := func(b *testing.B, svc *services.Set, c *payment.Caller, typ payment.TokenType) *payment.TransactionToken {
+		tok, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: "card", Type: typ, Email: "d@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return tok
 	}
-	drain := func(b *testing.B, svc *charging.Service) {
+	drain := func(b *testing.B, svc *services.Set) {
 		for {
-			n, err := svc.ProcessPending(ctx, 256)
+			n, err := svc.Charging.ProcessPending(ctx, 256)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 	b.Run("baseline=one-time charges", func(b *testing.B) {
 		svc, c, _ := setup(b)
 		for range b.N {
-			if _, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: token(b, svc, c, payment.OneTime).ID, Amount: 1000, Currency: "JPY"}); err != nil {
+			if _, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: token(b, svc, c, payment.OneTime).ID, Amount: 1000, Currency: "JPY"}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -61,7 +61,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 	b.Run("scheduled payments", func(b *testing.B) {
 		svc, c, clock := setup(b)
 		for range b.N {
-			if _, err := svc.CreateSubscription(ctx, c, payment.NewSubscription{
+			if _, err := svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{
 				TokenID: token(b, svc, c, payment.SubscriptionToken).ID, Amount: 1000, Currency: "JPY", Period: "daily",
 			}); err != nil {
 				b.Fatal(err)
@@ -74,7 +74,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 		drain(b, svc)
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "payments/s")
 		b.StopTimer()
-		page, err := svc.Subscriptions(ctx, c, c.Token().StoreID, payment.SubscriptionFilter{}, payment.ListParams{Limit: 1})
+		page, err := svc.Charging.Subscriptions(ctx, c, c.Token().StoreID, payment.SubscriptionFilter{}, payment.ListParams{Limit: 1})
 		if err != nil || *page.TotalHits != b.N || page.Items[0].PaymentsMade != 2 {
 			b.Fatalf("after the day: %v, %+v", err, page)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 )
@@ -27,7 +27,7 @@ type subWorld struct {
 	t      *testing.T
 	clock  *kessaitest.Clock
 	stacks []*servicetest.Stack
-	svc    *charging.Service
+	svc    *services.Set
 	demo   *servicetest.Demo
 }
 
@@ -46,7 +46,7 @@ func newSubWorld(t *testing.T, start time.Time, instances int, opts servicetest.
 // token makes a subscription card token with the e-mail given.
 func (w *subWorld) token(card, email string) *payment.TransactionToken {
 	w.t.Helper()
-	tok, err := w.svc.CreateToken(context.Background(), w.demo.Caller, payment.NewToken{
+	tok, err := w.svc.Charging.CreateToken(context.Background(), w.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken, Email: email,
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -67,7 +67,7 @@ func (w *subWorld) subscribe(p payment.NewSubscription) *payment.Subscription {
 	if p.Amount == 0 {
 		p.Amount = 1000
 	}
-	sub, err := w.svc.CreateSubscription(context.Background(), w.demo.Caller, p)
+	sub, err := w.svc.Charging.CreateSubscription(context.Background(), w.demo.Caller, p)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func (w *subWorld) run() {
 		var wg sync.WaitGroup
 		for _, st := range w.stacks {
 			wg.Go(func() {
-				n, err := st.Service.ProcessPending(context.Background(), 100)
+				n, err := st.Service.Charging.ProcessPending(context.Background(), 100)
 				if err != nil {
 					w.t.Error(err)
 				}
@@ -113,7 +113,7 @@ func (w *subWorld) days(n int) {
 
 func (w *subWorld) get(id uuid.UUID) *payment.Subscription {
 	w.t.Helper()
-	sub, err := w.svc.Subscription(context.Background(), w.demo.Caller, uuid.Nil, id, 0)
+	sub, err := w.svc.Charging.Subscription(context.Background(), w.demo.Caller, uuid.Nil, id, 0)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func everyPage[T any](tb testing.TB, id func(T) uuid.UUID, list func(payment.Lis
 func (w *subWorld) charges(id uuid.UUID) []*payment.Charge {
 	w.t.Helper()
 	return everyPage(w.t, func(ch *payment.Charge) uuid.UUID { return ch.ID }, func(p payment.ListParams) (payment.Page[*payment.Charge], error) {
-		return w.svc.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, id, uuid.Nil, p)
+		return w.svc.Charging.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, id, uuid.Nil, p)
 	})
 }
 
@@ -150,7 +150,7 @@ func (w *subWorld) charges(id uuid.UUID) []*payment.Charge {
 func (w *subWorld) payments(id uuid.UUID) []*payment.ScheduledPayment {
 	w.t.Helper()
 	return everyPage(w.t, func(p *payment.ScheduledPayment) uuid.UUID { return p.ID }, func(p payment.ListParams) (payment.Page[*payment.ScheduledPayment], error) {
-		return w.svc.SubscriptionPayments(context.Background(), w.demo.Caller, uuid.Nil, id, p)
+		return w.svc.Charging.SubscriptionPayments(context.Background(), w.demo.Caller, uuid.Nil, id, p)
 	})
 }
 
@@ -160,7 +160,7 @@ func (w *subWorld) events(id uuid.UUID) map[string]int {
 	counts := map[string]int{}
 	after := uuid.Nil
 	for {
-		evs, err := w.svc.Events(context.Background(), w.demo.Caller, after, 500)
+		evs, err := w.svc.Charging.Events(context.Background(), w.demo.Caller, after, 500)
 		if err != nil {
 			w.t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestSubscriptionFailuresAndRetries(t *testing.T) {
 	ctx := context.Background()
 	setEmail := func(email string) {
 		t.Helper()
-		if _, err := w.svc.UpdateToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
+		if _, err := w.svc.Charging.UpdateToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -365,7 +365,7 @@ func TestSubscriptionFailuresAndRetries(t *testing.T) {
 		t.Errorf("June after its last retry: paid %v, retry %v", june.IsPaid, june.RetryDate)
 	}
 	fresh := w.token("4000020000000000", "new-card@example.com")
-	if _, err := w.svc.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, fresh.ID); err != nil {
+	if _, err := w.svc.Charging.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, fresh.ID); err != nil {
 		t.Fatal(err)
 	}
 	w.run()
@@ -384,7 +384,7 @@ func TestSubscriptionFailuresAndRetries(t *testing.T) {
 
 func (w *subWorld) chargesOf(subID, paymentID uuid.UUID) []*payment.Charge {
 	w.t.Helper()
-	page, err := w.svc.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, subID, paymentID, payment.ListParams{Limit: payment.MaxLimit})
+	page, err := w.svc.Charging.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, subID, paymentID, payment.ListParams{Limit: payment.MaxLimit})
 	if err != nil {
 		w.t.Fatal(err)
 	}

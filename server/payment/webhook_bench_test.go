@@ -31,7 +31,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
@@ -73,7 +73,7 @@ func (rc *benchReceiver) reset() {
 // benchHooks is a service sending to a receiver, with one webhook that
 // hears token_created.
 type benchHooks struct {
-	svc    *charging.Service
+	svc    *services.Set
 	caller *payment.Caller
 	rc     *benchReceiver
 }
@@ -84,7 +84,7 @@ func newBenchHooks(b *testing.B) *benchHooks {
 	demo := st.SeedDemo(b)
 	h := &benchHooks{svc: st.Service, caller: demo.Caller, rc: newBenchReceiver(b)}
 	u := h.rc.URL + "/hook"
-	if _, err := h.svc.CreateWebhook(context.Background(), h.caller, demo.StoreID, payment.WebhookInput{
+	if _, err := h.svc.Charging.CreateWebhook(context.Background(), h.caller, demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventTokenCreated}, URL: &u,
 	}); err != nil {
 		b.Fatal(err)
@@ -93,7 +93,7 @@ func newBenchHooks(b *testing.B) *benchHooks {
 }
 
 func (h *benchHooks) token(b *testing.B) {
-	if _, err := h.svc.CreateToken(context.Background(), h.caller, payment.NewToken{
+	if _, err := h.svc.Charging.CreateToken(context.Background(), h.caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "bench@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	}); err != nil {
@@ -106,7 +106,7 @@ func (h *benchHooks) runWorker() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.svc.RunWorker(ctx, time.Second, slog.New(slog.DiscardHandler))
+		h.svc.Charging.RunWorker(ctx, time.Second, slog.New(slog.DiscardHandler))
 	}()
 	return func() { cancel(); <-done }
 }

@@ -31,7 +31,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/univapay"
 	"github.com/kessai/kessai/server/webhookhttp"
@@ -149,7 +149,7 @@ func (rc *hookReceiver) total() int {
 type hookFixture struct {
 	t    *testing.T
 	st   *servicetest.Stack
-	svc  *charging.Service
+	svc  *services.Set
 	clk  *kessaitest.Clock
 	demo *servicetest.Demo
 	api  http.Handler
@@ -181,7 +181,7 @@ func newHookFixture(t *testing.T, o hookOptions) *hookFixture {
 // caller authenticates an issued app token.
 func (f *hookFixture) caller(tok *payment.IssuedAppToken) *payment.Caller {
 	f.t.Helper()
-	c, err := f.svc.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func (f *hookFixture) caller(tok *payment.IssuedAppToken) *payment.Caller {
 func (f *hookFixture) webhook(c *payment.Caller, storeID uuid.UUID, path string, active bool, triggers ...string) *payment.CreatedWebhook {
 	f.t.Helper()
 	u, auth := f.rc.URL+path, "Bearer receiver-secret "+path
-	w, err := f.svc.CreateWebhook(context.Background(), c, storeID, payment.WebhookInput{
+	w, err := f.svc.Charging.CreateWebhook(context.Background(), c, storeID, payment.WebhookInput{
 		Triggers: triggers, URL: &u, AuthToken: &auth, Active: &active,
 	})
 	if err != nil {
@@ -208,7 +208,7 @@ func (f *hookFixture) drain() error {
 	f.t.Helper()
 	var errs []error
 	for range 50 {
-		n, err := f.svc.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -243,7 +243,7 @@ func (f *hookFixture) get(path string) []byte {
 // token makes a card token of typ on the demo store.
 func (f *hookFixture) token(typ payment.TokenType, card string, cvvAuth bool) *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.CreateToken(context.Background(), f.demo.Caller, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(context.Background(), f.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123",
 			CVVAuthorize: payment.CVVAuthorize{Enabled: cvvAuth}},
@@ -256,7 +256,7 @@ func (f *hookFixture) token(typ payment.TokenType, card string, cvvAuth bool) *p
 
 func (f *hookFixture) charge(tok *payment.TransactionToken, capture bool, threeDS *payment.ThreeDSSettings) *payment.Charge {
 	f.t.Helper()
-	ch, err := f.svc.CreateCharge(context.Background(), f.demo.Caller, payment.NewCharge{
+	ch, err := f.svc.Charging.CreateCharge(context.Background(), f.demo.Caller, payment.NewCharge{
 		TokenID: tok.ID, Amount: 1200, Currency: "JPY", Capture: &capture, ThreeDS: threeDS,
 	})
 	if err != nil {
@@ -375,23 +375,23 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if err := f.st.DB.Update(ctx, func(tx payment.Tx) error { return tx.CreateStore(ctx, other) }); err != nil {
 		t.Fatal(err)
 	}
-	otherTok, err := f.svc.IssueStoreAppToken(ctx, other.ID, payment.NewAppToken{Mode: payment.ModeTest})
+	otherTok, err := f.svc.Charging.IssueStoreAppToken(ctx, other.ID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.webhook(f.caller(otherTok), other.ID, "/other-store", true, all...)
-	liveTok, err := f.svc.IssueStoreAppToken(ctx, store, payment.NewAppToken{Mode: payment.ModeLive})
+	liveTok, err := f.svc.Charging.IssueStoreAppToken(ctx, store, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A live webhook may not name the loopback receiver: its URL is one
 	// no delivery could reach, and its log must stay empty.
 	liveURL := "https://live.invalid/live"
-	hookLive, err := f.svc.CreateWebhook(ctx, f.caller(liveTok), store, payment.WebhookInput{Triggers: all, URL: &liveURL})
+	hookLive, err := f.svc.Charging.CreateWebhook(ctx, f.caller(liveTok), store, payment.WebhookInput{Triggers: all, URL: &liveURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	merchTok, err := f.svc.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{Mode: payment.ModeTest})
+	merchTok, err := f.svc.Charging.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +410,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 
 	// token_updated: the merchant's PATCH.
 	email := "changed@example.com"
-	if _, err := f.svc.UpdateToken(ctx, f.demo.Caller, store, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
+	if _, err := f.svc.Charging.UpdateToken(ctx, f.demo.Caller, store, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
@@ -418,7 +418,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	f.checkDelivery(got[payment.EventTokenUpdated], hookAll, payment.EventTokenUpdated, tokensPath+tok.ID.String())
 
 	// token_three_ds_updated: 3-D Secure on the token (frictionless).
-	if _, err := f.svc.EnableTokenThreeDS(ctx, f.demo.Caller, store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+	if _, err := f.svc.Charging.EnableTokenThreeDS(ctx, f.demo.Caller, store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
@@ -436,7 +436,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if !strings.Contains(string(got[payment.EventTokenCreated].envelope(t).Data), `"pending"`) {
 		t.Errorf("token_created of a token with a CVV check does not show it pending: %s", got[payment.EventTokenCreated].body)
 	}
-	if err := f.svc.DeleteToken(ctx, f.demo.Caller, store, rec.ID); err != nil {
+	if err := f.svc.Charging.DeleteToken(ctx, f.demo.Caller, store, rec.ID); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
@@ -452,7 +452,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if !strings.Contains(string(got[payment.EventChargeUpdated].body), `"authorized"`) {
 		t.Errorf("charge_updated of an authorisation: %s", got[payment.EventChargeUpdated].body)
 	}
-	cn, err := f.svc.CreateCancel(ctx, f.demo.Caller, store, ch.ID, payment.NewCancel{})
+	cn, err := f.svc.Charging.CreateCancel(ctx, f.demo.Caller, store, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	got, seenAll = f.expect("/all", seenAll, payment.EventTokenCreated, payment.EventChargeFinished)
 	f.checkDelivery(got[payment.EventChargeFinished], hookAll, payment.EventChargeFinished, chargesPath+paid.ID.String())
 	_, seenFinished = f.expect("/finished", seenFinished, payment.EventChargeFinished)
-	rf, err := f.svc.CreateRefund(ctx, f.demo.Caller, store, paid.ID, payment.NewRefund{Amount: 200, Currency: "JPY"})
+	rf, err := f.svc.Charging.CreateRefund(ctx, f.demo.Caller, store, paid.ID, payment.NewRefund{Amount: 200, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,11 +515,11 @@ func TestWebhookEveryEvent(t *testing.T) {
 			t.Errorf("%s got %d deliveries", path, n)
 		}
 	}
-	if log, err := f.svc.WebhookDeliveries(ctx, f.caller(liveTok), store, hookLive.ID, payment.ListParams{Limit: 10}); err != nil || len(log.Items) != 0 {
+	if log, err := f.svc.Charging.WebhookDeliveries(ctx, f.caller(liveTok), store, hookLive.ID, payment.ListParams{Limit: 10}); err != nil || len(log.Items) != 0 {
 		t.Errorf("the live webhook's log: %d lines, %v; want none", len(log.Items), err)
 	}
 	// The delivery log says they were delivered.
-	page, err := f.svc.WebhookDeliveries(ctx, f.demo.Caller, store, hookAll.ID, payment.ListParams{Limit: 100})
+	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hookAll.ID, payment.ListParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	if err := f.drain(); err == nil || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("the first attempt: %v, want its failure with 500", err)
 	}
-	page, err := f.svc.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("delivery log: %v, %+v", err, page)
 	}
@@ -638,7 +638,7 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	f.rc.answer("/failing", http.StatusOK)
 	f.clk.Advance(6 * time.Second)
 	f.mustDrain()
-	page, err = f.svc.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	page, err = f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -687,7 +687,7 @@ func TestWebhookRolledBackChangeAnnouncesNothing(t *testing.T) {
 	ctx := context.Background()
 	hook := f.webhook(f.demo.Caller, f.demo.StoreID, "/hook", true, payment.EventChargeFinished, payment.EventChargeUpdated)
 	tok := f.token(payment.OneTime, "4000020000000000", false)
-	before, err := f.svc.Events(ctx, f.demo.Caller, uuid.Nil, 100)
+	before, err := f.svc.Charging.Events(ctx, f.demo.Caller, uuid.Nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,14 +696,14 @@ func TestWebhookRolledBackChangeAnnouncesNothing(t *testing.T) {
 	if err := f.drain(); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("the authorisation: %v, want the injected failure", err)
 	}
-	after, err := f.svc.Events(ctx, f.demo.Caller, uuid.Nil, 100)
+	after, err := f.svc.Charging.Events(ctx, f.demo.Caller, uuid.Nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(after) != len(before) {
 		t.Errorf("the rolled-back authorisation left %d events", len(after)-len(before))
 	}
-	page, err := f.svc.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, hook.ID, payment.ListParams{Limit: 10})
+	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -728,14 +728,14 @@ func TestWebhookDeactivatedBeforeDelivery(t *testing.T) {
 	hook := f.webhook(f.demo.Caller, store, "/off", true, payment.EventTokenCreated)
 	f.token(payment.OneTime, "4000020000000000", false)
 	off := false
-	if _, err := f.svc.UpdateWebhook(ctx, f.demo.Caller, store, hook.ID, payment.WebhookInput{Active: &off}); err != nil {
+	if _, err := f.svc.Charging.UpdateWebhook(ctx, f.demo.Caller, store, hook.ID, payment.WebhookInput{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
 	if n := len(f.rc.at("/off")); n != 0 {
 		t.Errorf("an inactive webhook received %d deliveries", n)
 	}
-	page, err := f.svc.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("delivery log: %v, %+v", err, page)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
 
@@ -23,7 +23,7 @@ import (
 // second merchant.
 type testHookFixture struct {
 	st   *servicetest.Stack
-	svc  *charging.Service
+	svc  *services.Set
 	demo *servicetest.Demo
 	hook *payment.CreatedWebhook
 
@@ -51,7 +51,7 @@ func newTestHookFixture(t *testing.T) *testHookFixture {
 	f.demo = f.st.SeedDemo(t, "shop.example")
 	url, auth := rc.URL+"/hook", "Bearer shop-secret"
 	var err error
-	f.hook, err = f.svc.CreateWebhook(context.Background(), f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
+	f.hook, err = f.svc.Charging.CreateWebhook(context.Background(), f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventChargeFinished}, URL: &url, AuthToken: &auth})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func newTestHookFixture(t *testing.T) *testHookFixture {
 // server authenticates an issued token's server credential.
 func (f *testHookFixture) server(t *testing.T, tok *payment.IssuedAppToken) *payment.Caller {
 	t.Helper()
-	c, err := f.svc.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func (f *testHookFixture) newStore(t *testing.T, merchantID uuid.UUID) uuid.UUID
 func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 	f := newTestHookFixture(t)
 	ctx := context.Background()
-	res, err := f.svc.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
+	res, err := f.svc.Charging.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 		t.Errorf("body %s", body)
 	}
 	// Not a real event: nothing to list, nothing in the delivery log.
-	evs, err := f.svc.Events(ctx, f.demo.Caller, uuid.Nil, 100)
+	evs, err := f.svc.Charging.Events(ctx, f.demo.Caller, uuid.Nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 			t.Errorf("the test event was stored: %+v", ev)
 		}
 	}
-	log, err := f.svc.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID, payment.ListParams{Limit: 10})
+	log, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID, payment.ListParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestPingWebhookReportsFailures(t *testing.T) {
 	f.mu.Lock()
 	f.status = http.StatusInternalServerError
 	f.mu.Unlock()
-	res, err := f.svc.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
+	res, err := f.svc.Charging.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +181,12 @@ func TestPingWebhookReportsFailures(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL + "/gone"
 	dead.Close()
-	gone, err := f.svc.CreateWebhook(ctx, f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
+	gone, err := f.svc.Charging.CreateWebhook(ctx, f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventChargeFinished}, URL: &deadURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = f.svc.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, gone.ID)
+	res, err = f.svc.Charging.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, gone.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,20 +204,20 @@ func TestPingWebhookVisibility(t *testing.T) {
 	ctx := context.Background()
 
 	otherStore := f.newStore(t, uuid.Nil)
-	otherTok, err := f.svc.IssueStoreAppToken(ctx, otherStore, payment.NewAppToken{})
+	otherTok, err := f.svc.Charging.IssueStoreAppToken(ctx, otherStore, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sibling := f.newStore(t, f.demo.MerchantID)
-	siblingTok, err := f.svc.IssueStoreAppToken(ctx, sibling, payment.NewAppToken{})
+	siblingTok, err := f.svc.Charging.IssueStoreAppToken(ctx, sibling, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveTok, err := f.svc.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	liveTok, err := f.svc.Charging.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	merchantTok, err := f.svc.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
+	merchantTok, err := f.svc.Charging.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,15 +234,15 @@ func TestPingWebhookVisibility(t *testing.T) {
 		{"the merchant's token, through the other store", f.server(t, merchantTok), sibling, f.hook.ID},
 		{"an id that is no webhook", f.demo.Caller, f.demo.StoreID, payment.NewID()},
 	} {
-		if _, err := f.svc.PingWebhook(ctx, tc.caller, tc.storeID, tc.id); !payment.IsNotFound(err) {
+		if _, err := f.svc.Charging.PingWebhook(ctx, tc.caller, tc.storeID, tc.id); !payment.IsNotFound(err) {
 			t.Errorf("%s: %v, want NOT_FOUND", tc.name, err)
 		}
 	}
-	browser, err := f.svc.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
+	browser, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.PingWebhook(ctx, browser, f.demo.StoreID, f.hook.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+	if _, err := f.svc.Charging.PingWebhook(ctx, browser, f.demo.StoreID, f.hook.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser: %v, want INVALID_PERMISSIONS", err)
 	}
 	f.mu.Lock()
@@ -252,7 +252,7 @@ func TestPingWebhookVisibility(t *testing.T) {
 		t.Errorf("the receiver got %d requests from callers that may not see the webhook", n)
 	}
 	// The merchant's own token through the right store sees it.
-	if res, err := f.svc.PingWebhook(ctx, f.server(t, merchantTok), f.demo.StoreID, f.hook.ID); err != nil || !res.OK() {
+	if res, err := f.svc.Charging.PingWebhook(ctx, f.server(t, merchantTok), f.demo.StoreID, f.hook.ID); err != nil || !res.OK() {
 		t.Errorf("the merchant's token through the webhook's store: %+v, %v", res, err)
 	}
 }
@@ -263,12 +263,12 @@ func TestPingWebhookWithoutSender(t *testing.T) {
 	demo := st.SeedDemo(t)
 	ctx := context.Background()
 	url := "https://shop.example/hook"
-	hook, err := st.Service.CreateWebhook(ctx, demo.Caller, demo.StoreID, payment.WebhookInput{
+	hook, err := st.Service.Charging.CreateWebhook(ctx, demo.Caller, demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventChargeFinished}, URL: &url})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Service.PingWebhook(ctx, demo.Caller, demo.StoreID, hook.ID)
+	res, err := st.Service.Charging.PingWebhook(ctx, demo.Caller, demo.StoreID, hook.ID)
 	if err != nil || res.OK() || res.Error == "" {
 		t.Errorf("without a sender: %+v, %v; want a failure saying why", res, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
@@ -155,7 +155,7 @@ type rulesFixture struct {
 	store  *hookStorage
 	clk    *kessaitest.Clock
 	acq    *scripted
-	svc    *charging.Service
+	svc    *services.Set
 	demo   *payment.DemoAccount
 	caller *payment.Caller
 	// codec and cfg build another service over the same store.
@@ -184,12 +184,12 @@ func newRulesFixture(t *testing.T, cfg payment.Config) *rulesFixture {
 func (f *rulesFixture) newCharge(t *testing.T, amount int64, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := f.svc.CreateToken(ctx, f.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := f.svc.Charging.CreateToken(ctx, f.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := f.svc.CreateCharge(ctx, f.caller, payment.NewCharge{TokenID: tok.ID, Amount: amount, Currency: "JPY", Capture: &capture})
+	ch, err := f.svc.Charging.CreateCharge(ctx, f.caller, payment.NewCharge{TokenID: tok.ID, Amount: amount, Currency: "JPY", Capture: &capture})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func (f *rulesFixture) newCharge(t *testing.T, amount int64, capture bool) *paym
 func (f *rulesFixture) settle(t *testing.T) {
 	t.Helper()
 	for range 10 {
-		n, err := f.svc.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
 		if err != nil {
 			t.Fatalf("ProcessPending: %v", err)
 		}
@@ -214,7 +214,7 @@ func (f *rulesFixture) settle(t *testing.T) {
 // pass runs one worker pass and checks how many operations were due.
 func (f *rulesFixture) pass(t *testing.T, wantFound int) {
 	t.Helper()
-	n, _ := f.svc.ProcessPending(context.Background(), 100)
+	n, _ := f.svc.Charging.ProcessPending(context.Background(), 100)
 	if n != wantFound {
 		t.Fatalf("worker pass at %s found %d operations, want %d", f.clk.Now().Format(time.TimeOnly), n, wantFound)
 	}
@@ -222,7 +222,7 @@ func (f *rulesFixture) pass(t *testing.T, wantFound int) {
 
 func (f *rulesFixture) charge(t *testing.T, id uuid.UUID) *payment.Charge {
 	t.Helper()
-	ch, err := f.svc.Charge(context.Background(), f.caller, uuid.Nil, id, 0)
+	ch, err := f.svc.Charging.Charge(context.Background(), f.caller, uuid.Nil, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		{"authorisation", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.newCharge(t, 1000, true)
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Charge(ctx, f.caller, uuid.Nil, ch.ID, wait)
+				got, err := f.svc.Charging.Charge(ctx, f.caller, uuid.Nil, ch.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -273,11 +273,11 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		}},
 		{"capture", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			if err := f.svc.CaptureCharge(context.Background(), f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
+			if err := f.svc.Charging.CaptureCharge(context.Background(), f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
+				got, err := f.svc.Charging.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -287,12 +287,12 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		{"refund", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.newCharge(t, 1000, true)
 			f.settle(t)
-			r, err := f.svc.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+			r, err := f.svc.Charging.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, wait)
+				got, err := f.svc.Charging.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -301,12 +301,12 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		}},
 		{"cancel", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			cn, err := f.svc.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := f.svc.Charging.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, wait)
+				got, err := f.svc.Charging.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -317,11 +317,11 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		// the charge, not the cancel, is polled, and must end canceled.
 		{"charge being canceled", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			if _, err := f.svc.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+			if _, err := f.svc.Charging.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
+				got, err := f.svc.Charging.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -333,16 +333,16 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		{"charge being refunded", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.newCharge(t, 1000, true)
 			f.settle(t)
-			r, err := f.svc.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+			r, err := f.svc.Charging.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
+				got, err := f.svc.Charging.Charge(ctx, f.caller, ch.StoreID, ch.ID, wait)
 				if err != nil {
 					return "", err
 				}
-				rf, err := f.svc.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
+				rf, err := f.svc.Charging.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
 				if err != nil {
 					return "", err
 				}
@@ -397,7 +397,7 @@ func TestCaptureUpdatesLedger(t *testing.T) {
 	ch := f.authorized(t, 1000)
 	line := func() *payment.LedgerEntry {
 		t.Helper()
-		page, err := f.svc.Transactions(ctx, f.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
+		page, err := f.svc.Charging.Transactions(ctx, f.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +413,7 @@ func TestCaptureUpdatesLedger(t *testing.T) {
 		t.Fatalf("history before capture: %s %d, want authorized 1000", e.Status, e.Amount)
 	}
 	part := int64(600)
-	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
+	if err := f.svc.Charging.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{Amount: &part, Currency: "JPY"}); err != nil {
 		t.Fatal(err)
 	}
 	f.settle(t)
@@ -433,7 +433,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 	ctx := context.Background()
 	f := newRulesFixture(t, payment.Config{})
 	ch := f.authorized(t, 1000)
-	cn, err := f.svc.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+	cn, err := f.svc.Charging.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,16 +444,16 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 
 	voided := make(chan error, 1)
 	go func() {
-		_, err := f.svc.ProcessPending(ctx, 10) // finds the cancel; its void waits at the acquirer
+		_, err := f.svc.Charging.ProcessPending(ctx, 10) // finds the cancel; its void waits at the acquirer
 		voided <- err
 	}()
 	<-entered
 	// Meanwhile the merchant captures, and the capture completes: the
 	// charge's id is older than the cancel's, so a pass of one takes it.
-	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
+	if err := f.svc.Charging.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.svc.ProcessPending(ctx, 1); n != 1 || err != nil {
+	if n, err := f.svc.Charging.ProcessPending(ctx, 1); n != 1 || err != nil {
 		t.Fatalf("capture pass: %d, %v", n, err)
 	}
 	if got := f.charge(t, ch.ID); got.Status != payment.ChargeSuccessful {
@@ -464,7 +464,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := f.svc.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
+	got, err := f.svc.Charging.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,12 +492,12 @@ func TestOperationRetries(t *testing.T) {
 		{name: "refund", op: "refund", start: func(t *testing.T, f *rulesFixture) func() payment.OperationStatus {
 			ch := f.newCharge(t, 1000, true)
 			f.settle(t)
-			r, err := f.svc.CreateRefund(ctx, f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+			r, err := f.svc.Charging.CreateRefund(ctx, f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() payment.OperationStatus {
-				got, err := f.svc.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
+				got, err := f.svc.Charging.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -506,12 +506,12 @@ func TestOperationRetries(t *testing.T) {
 		}},
 		{name: "cancel", op: "void", start: func(t *testing.T, f *rulesFixture) func() payment.OperationStatus {
 			ch := f.authorized(t, 1000)
-			cn, err := f.svc.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := f.svc.Charging.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() payment.OperationStatus {
-				got, err := f.svc.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
+				got, err := f.svc.Charging.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -565,7 +565,7 @@ func TestCaptureRetryStartsAfresh(t *testing.T) {
 		if i > 100 {
 			t.Fatal("the authorisation never completed")
 		}
-		_, _ = f.svc.ProcessPending(ctx, 10)
+		_, _ = f.svc.Charging.ProcessPending(ctx, 10)
 		f.clk.Advance(time.Second)
 	}
 	if got := f.charge(t, ch.ID); got.Status != payment.ChargeAuthorized || f.acq.callsOf("authorize") != 6 {
@@ -573,7 +573,7 @@ func TestCaptureRetryStartsAfresh(t *testing.T) {
 	}
 
 	f.acq.failNext("capture", 1)
-	if err := f.svc.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
+	if err := f.svc.Charging.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 		t.Fatal(err)
 	}
 	f.pass(t, 1) // the capture's first attempt fails
@@ -601,10 +601,10 @@ func TestRevocationBeatsRacingLookup(t *testing.T) {
 		revoke func(t *testing.T, f *rulesFixture, auth string, id uuid.UUID)
 	}{
 		{"cached entry", func(t *testing.T, f *rulesFixture, auth string, id uuid.UUID) {
-			if _, err := f.svc.Authenticate(ctx, auth, ""); err != nil {
+			if _, err := f.svc.Charging.Authenticate(ctx, auth, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.svc.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
+			if err := f.svc.Charging.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -627,10 +627,10 @@ func TestRevocationBeatsRacingLookup(t *testing.T) {
 				defer close(looked)
 				// Started before the revocation: either answer is fine
 				// for this request itself.
-				_, _ = f.svc.Authenticate(ctx, auth, "")
+				_, _ = f.svc.Charging.Authenticate(ctx, auth, "")
 			}()
 			<-read // the lookup has read the token, still active
-			if err := f.svc.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
+			if err := f.svc.Charging.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
 				t.Fatal(err)
 			}
 			close(release) // now it stores what it read
@@ -640,13 +640,13 @@ func TestRevocationBeatsRacingLookup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newRulesFixture(t, payment.Config{AuthCacheTTL: time.Minute})
-			tok, err := f.svc.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest})
+			tok, err := f.svc.Charging.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest})
 			if err != nil {
 				t.Fatal(err)
 			}
 			auth := "Bearer " + tok.Secret + "." + tok.JWT
 			tc.revoke(t, f, auth, tok.ID)
-			_, err = f.svc.Authenticate(ctx, auth, "")
+			_, err = f.svc.Charging.Authenticate(ctx, auth, "")
 			var perr *payment.Error
 			if !errors.As(err, &perr) || perr.Code != payment.CodeInvalidAppToken {
 				t.Errorf("a token revoked on this instance authenticates: %v, want INVALID_APP_TOKEN", err)

@@ -43,18 +43,18 @@ func TestWorkerBacksOffFailedWork(t *testing.T) {
 	acq := &flaky{down: true}
 	st := servicetest.New(t, servicetest.Options{Clock: clk, Processor: acq})
 	svc, caller := st.Service, st.SeedDemo(t).Caller
-	tok, err := svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
+	ch, err := svc.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pass := func(wantFound int) {
 		t.Helper()
-		n, _ := svc.ProcessPending(ctx, 10)
+		n, _ := svc.Charging.ProcessPending(ctx, 10)
 		if n != wantFound {
 			t.Fatalf("pass at %s found %d operations, want %d", clk.Now().Format(time.TimeOnly), n, wantFound)
 		}
@@ -70,7 +70,7 @@ func TestWorkerBacksOffFailedWork(t *testing.T) {
 	acq.down = false
 	acq.mu.Unlock()
 	pass(1) // answered
-	got, err := svc.Charge(ctx, caller, uuid.Nil, ch.ID, 0)
+	got, err := svc.Charging.Charge(ctx, caller, uuid.Nil, ch.ID, 0)
 	if err != nil || got.Status != payment.ChargeSuccessful {
 		t.Fatalf("charge %v, %v; want successful", got.Status, err)
 	}

@@ -30,17 +30,17 @@ func BenchmarkWorkerDrain(b *testing.B) {
 		Config: payment.Config{Limits: limits}})
 	svc, caller := st.Service, st.SeedDemo(b).Caller
 	for range b.N {
-		tok, err := svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "d@example.com",
+		tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "d@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"}); err != nil {
+		if _, err := svc.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	pending := func() int {
-		page, err := svc.Charges(ctx, caller, uuid.Nil, payment.ChargeFilter{Status: payment.ChargePending}, payment.ListParams{Limit: 1})
+		page, err := svc.Charging.Charges(ctx, caller, uuid.Nil, payment.ChargeFilter{Status: payment.ChargePending}, payment.ListParams{Limit: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func BenchmarkWorkerDrain(b *testing.B) {
 	start := time.Now()
 	go func() {
 		defer close(done)
-		svc.RunWorker(workerCtx, time.Second, slog.New(slog.DiscardHandler))
+		svc.Charging.RunWorker(workerCtx, time.Second, slog.New(slog.DiscardHandler))
 	}()
 	for pending() > 0 {
 		time.Sleep(10 * time.Millisecond)

@@ -15,7 +15,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 )
@@ -175,7 +175,7 @@ func newQueue(t *testing.T) *queue {
 // queue's database, as a separate process would have.
 type instance struct {
 	db     *sqlite.DB
-	svc    *charging.Service
+	svc    *services.Set
 	caller *payment.Caller
 }
 
@@ -190,7 +190,7 @@ func (q *queue) instance(t *testing.T, name string, cfg payment.Config) *instanc
 		return in
 	}
 	var err error
-	if in.caller, err = in.svc.Authenticate(context.Background(), q.auth, ""); err != nil {
+	if in.caller, err = in.svc.Charging.Authenticate(context.Background(), q.auth, ""); err != nil {
 		t.Fatal(err)
 	}
 	return in
@@ -205,7 +205,7 @@ func (in *instance) run(t *testing.T, interval time.Duration) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		in.svc.RunWorker(ctx, interval, slog.New(slog.DiscardHandler))
+		in.svc.Charging.RunWorker(ctx, interval, slog.New(slog.DiscardHandler))
 	}()
 	stop = func() {
 		cancel()
@@ -222,12 +222,12 @@ func (in *instance) run(t *testing.T, interval time.Duration) (stop func()) {
 func (in *instance) newCharge(t testing.TB, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := in.svc.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
+	tok, err := in.svc.Charging.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := in.svc.CreateCharge(ctx, in.caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Capture: &capture})
+	ch, err := in.svc.Charging.CreateCharge(ctx, in.caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Capture: &capture})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func (in *instance) newCharge(t testing.TB, capture bool) *payment.Charge {
 
 func (in *instance) charge(t testing.TB, id uuid.UUID) *payment.Charge {
 	t.Helper()
-	ch, err := in.svc.Charge(context.Background(), in.caller, uuid.Nil, id, 0)
+	ch, err := in.svc.Charging.Charge(context.Background(), in.caller, uuid.Nil, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func (in *instance) item(t testing.TB, kind payment.WorkKind, id uuid.UUID) *pay
 
 func (in *instance) pass(t *testing.T, wantClaimed int) {
 	t.Helper()
-	n, _ := in.svc.ProcessPending(context.Background(), 100)
+	n, _ := in.svc.Charging.ProcessPending(context.Background(), 100)
 	if n != wantClaimed {
 		t.Fatalf("a worker pass claimed %d items, want %d", n, wantClaimed)
 	}
@@ -299,7 +299,7 @@ func TestWorkRetriesPerKind(t *testing.T) {
 			if got := in.charge(t, ch.ID); got.Status != payment.ChargeAuthorized {
 				t.Fatalf("charge %s, want authorized", got.Status)
 			}
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
+			if err := in.svc.Charging.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			return ch.ID, func() bool { return in.charge(t, ch.ID).Status == payment.ChargeSuccessful }
@@ -307,24 +307,24 @@ func TestWorkRetriesPerKind(t *testing.T) {
 		{payment.WorkRefund, "refund", func(t *testing.T, in *instance, q *queue) (uuid.UUID, func() bool) {
 			ch := in.newCharge(t, true)
 			in.pass(t, 1)
-			r, err := in.svc.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+			r, err := in.svc.Charging.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r.ID, func() bool {
-				got, err := in.svc.Refund(ctx, in.caller, ch.StoreID, ch.ID, r.ID, 0)
+				got, err := in.svc.Charging.Refund(ctx, in.caller, ch.StoreID, ch.ID, r.ID, 0)
 				return err == nil && got.Status == payment.OperationSuccessful
 			}
 		}},
 		{payment.WorkCancel, "void", func(t *testing.T, in *instance, q *queue) (uuid.UUID, func() bool) {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			cn, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return cn.ID, func() bool {
-				got, err := in.svc.Cancel(ctx, in.caller, ch.StoreID, ch.ID, cn.ID, 0)
+				got, err := in.svc.Charging.Cancel(ctx, in.caller, ch.StoreID, ch.ID, cn.ID, 0)
 				return err == nil && got.Status == payment.OperationSuccessful &&
 					in.charge(t, ch.ID).Status == payment.ChargeCanceled
 			}
@@ -396,7 +396,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkCapture, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			if err := in.svc.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
+			if err := in.svc.Charging.CaptureCharge(ctx, in.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
@@ -405,7 +405,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkRefund, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, true)
 			in.pass(t, 1)
-			r, err := in.svc.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
+			r, err := in.svc.Charging.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,7 +415,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkCancel, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			cn, err := in.svc.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,7 @@ func TestWorkQueueStatsReportsQueuedCharge(t *testing.T) {
 	svc, caller := st.Service, st.SeedDemo(t).Caller
 	authorize := func(t *testing.T) *payment.WorkQueueStats {
 		t.Helper()
-		stats, err := svc.WorkQueueStats(ctx)
+		stats, err := svc.Charging.WorkQueueStats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,12 +38,12 @@ func TestWorkQueueStatsReportsQueuedCharge(t *testing.T) {
 		t.Fatalf("before any charge: %+v, want no authorisation queued", *got)
 	}
 
-	tok, err := svc.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"}); err != nil {
+	if _, err := svc.Charging.CreateCharge(ctx, caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"}); err != nil {
 		t.Fatal(err)
 	}
 	want := payment.WorkQueueStats{Kind: payment.WorkAuthorize, Due: 1, OldestDue: created}
@@ -61,7 +61,7 @@ func TestWorkQueueStatsReportsQueuedCharge(t *testing.T) {
 		}
 	}
 
-	if n, err := svc.ProcessPending(ctx, 10); err != nil || n != 1 {
+	if n, err := svc.Charging.ProcessPending(ctx, 10); err != nil || n != 1 {
 		t.Fatalf("ProcessPending = %d, %v; want the one authorisation", n, err)
 	}
 	if got := authorize(t); got != nil {

@@ -26,29 +26,29 @@ func (f *formsFixture) challengeCharge(t testing.TB, tok *payment.IssuedAppToken
 	t.Helper()
 	ctx := context.Background()
 	c := f.server(t, tok)
-	tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+	tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Email: "shopper@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := f.svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: "JPY", Metadata: meta,
+	ch, err := f.svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: "JPY", Metadata: meta,
 		ThreeDS: &payment.ThreeDSSettings{Mode: "normal", RedirectEndpoint: testGateway + "/forms/wc-checkout/return"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	servicetest.AwaitCharge(t, f.svc, c, ch.StoreID, ch.ID, "the challenge", servicetest.Awaiting)
-	it, err := f.svc.ChargeThreeDSIssuerToken(ctx, c, ch.StoreID, ch.ID)
+	it, err := f.svc.Charging.ChargeThreeDSIssuerToken(ctx, c, ch.StoreID, ch.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := path.Base(it.IssuerToken)
 	if len(codes) == 0 {
-		if _, err := f.svc.ActOnApproval(ctx, key, payment.ActionCancel, ""); err != nil {
+		if _, err := f.svc.Charging.ActOnApproval(ctx, key, payment.ActionCancel, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, code := range codes {
-		if _, err := f.svc.ActOnApproval(ctx, key, payment.ActionAnswer, code); err != nil {
+		if _, err := f.svc.Charging.ActOnApproval(ctx, key, payment.ActionAnswer, code); err != nil {
 			t.Fatal(err)
 		}
 	}

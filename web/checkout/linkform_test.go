@@ -17,7 +17,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 )
 
@@ -28,7 +28,7 @@ import (
 //	         *.shop-cdn.example
 //	store B: token domain shop-b.example
 type formsFixture struct {
-	svc            *charging.Service
+	svc            *services.Set
 	db             *sqlite.DB
 	clock          *kessaitest.Clock // the service's, which the form reads too
 	storeA, storeB uuid.UUID
@@ -72,11 +72,11 @@ func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 		t.Fatal(err)
 	}
 	f.storeA, f.storeB = sA.ID, sB.ID
-	if f.tokA, err = svc.IssueStoreAppToken(ctx, sA.ID, payment.NewAppToken{Mode: payment.ModeTest,
+	if f.tokA, err = svc.Charging.IssueStoreAppToken(ctx, sA.ID, payment.NewAppToken{Mode: payment.ModeTest,
 		Domains: []string{"shop.example", "*.shop-cdn.example"}}); err != nil {
 		t.Fatal(err)
 	}
-	if f.tokB, err = svc.IssueStoreAppToken(ctx, sB.ID, payment.NewAppToken{Mode: payment.ModeTest,
+	if f.tokB, err = svc.Charging.IssueStoreAppToken(ctx, sB.ID, payment.NewAppToken{Mode: payment.ModeTest,
 		Domains: []string{"shop-b.example"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 // server is how a merchant's server acts for a token.
 func (f *formsFixture) server(t testing.TB, tok *payment.IssuedAppToken) *payment.Caller {
 	t.Helper()
-	c, err := f.svc.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (f *formsFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber
 // gateway is the gateway's pages handler over the fixture.
 func (f *formsFixture) gateway(t testing.TB, publicURL string) http.Handler {
 	t.Helper()
-	h, err := New(Config{Service: f.svc, PublicURL: publicURL, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
+	h, err := New(Config{Service: f.svc.Charging, PublicURL: publicURL, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,13 +440,13 @@ func TestLinkformCompletionRedirects(t *testing.T) {
 		form := openForm(t, h, "wc-checkout", with(baseParams(f), "auth", "true"))
 		ctx := context.Background()
 		c := f.server(t, f.tokA)
-		tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+		tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 			Email: "a@example.com", Card: &payment.CardInput{Cardholder: "A B", Number: "4000020000000000", ExpMonth: 1, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		no := false
-		ch, err := f.svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: 1600, Currency: "JPY", Capture: &no, Metadata: meta})
+		ch, err := f.svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: 1600, Currency: "JPY", Capture: &no, Metadata: meta})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestLinkformCompletionRedirects(t *testing.T) {
 		done := make(chan *httptest.ResponseRecorder)
 		go func() { done <- form.complete(t, h, map[string]string{"chargeId": ch.ID.String()}) }()
 		time.Sleep(50 * time.Millisecond)
-		if _, err := f.svc.ProcessPending(ctx, 10); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
 		u := redirectTo(t, <-done)
@@ -493,7 +493,7 @@ func TestLinkformCompletionRedirects(t *testing.T) {
 	t.Run("token checkout", func(t *testing.T) {
 		form := openForm(t, h, "save-card", map[string]string{"appId": f.tokA.JWT, "checkout": "token",
 			"successRedirectUrl": "https://shop.example/cards", "autoRedirect": "true"})
-		tt, err := f.svc.CreateToken(context.Background(), f.server(t, f.tokA), payment.NewToken{PaymentType: payment.PaymentTypeCard,
+		tt, err := f.svc.Charging.CreateToken(context.Background(), f.server(t, f.tokA), payment.NewToken{PaymentType: payment.PaymentTypeCard,
 			Type: payment.OneTime, Email: "a@example.com", Card: &payment.CardInput{Cardholder: "A B", Number: "4000020000000000", ExpMonth: 1, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
 			t.Fatal(err)
@@ -617,7 +617,7 @@ func TestLinkformSessionTampering(t *testing.T) {
 
 	// A session made with another key (another gateway, a forger) is not
 	// accepted either, even with its own matching CSRF token.
-	other, err := New(Config{Service: f.svc, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler),
+	other, err := New(Config{Service: f.svc.Charging, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler),
 		SessionKey: []byte("a-different-session-key-0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -645,7 +645,7 @@ func TestLinkformRevokedToken(t *testing.T) {
 	form := openForm(t, h, "wc-checkout", baseParams(f))
 	ch := f.pay(t, f.tokA, "4000020000000000", 1600, "JPY", meta)
 	c := f.server(t, f.tokA)
-	if err := f.svc.RevokeAppToken(context.Background(), c, f.storeA, f.tokA.ID); err != nil {
+	if err := f.svc.Charging.RevokeAppToken(context.Background(), c, f.storeA, f.tokA.ID); err != nil {
 		t.Fatalf("revoking the form's app token: %v", err)
 	}
 	if rec := form.complete(t, h, map[string]string{"chargeId": ch.ID.String()}); rec.Code != http.StatusForbidden {

@@ -230,39 +230,39 @@ func TestLinkformSubscriptionParameters(t *testing.T) {
 func (f *formsFixture) browserSubscription(t testing.TB, card string, amount int64, period string, meta payment.Metadata, codes ...string) (*payment.Subscription, *payment.Charge) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.BrowserCaller(ctx, f.tokA.JWT, testGateway)
+	c, err := f.svc.Charging.BrowserCaller(ctx, f.tokA.JWT, testGateway)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
+	tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
 		Email: "shopper@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := f.svc.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY", Period: period,
+	sub, err := f.svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY", Period: period,
 		Charge: payment.NewCharge{Metadata: meta, ThreeDS: &payment.ThreeDSSettings{Mode: "normal", RedirectEndpoint: testGateway + "/forms/wc-sub/return"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := f.svc.SubscriptionCharges(ctx, c, f.storeA, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
+	page, err := f.svc.Charging.SubscriptionCharges(ctx, c, f.storeA, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("the subscription's charges: %v, %v", page.Items, err)
 	}
 	ch := servicetest.AwaitCharge(t, f.svc, c, f.storeA, page.Items[0].ID, "the first charge to end or await",
 		func(ch *payment.Charge) bool { return servicetest.Settled(ch) || servicetest.Awaiting(ch) })
 	if ch.Status == payment.ChargeAwaiting {
-		it, err := f.svc.ChargeThreeDSIssuerToken(ctx, c, f.storeA, ch.ID)
+		it, err := f.svc.Charging.ChargeThreeDSIssuerToken(ctx, c, f.storeA, ch.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, code := range codes {
-			if _, err := f.svc.ActOnApproval(ctx, path.Base(it.IssuerToken), payment.ActionAnswer, code); err != nil {
+			if _, err := f.svc.Charging.ActOnApproval(ctx, path.Base(it.IssuerToken), payment.ActionAnswer, code); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ch = servicetest.AwaitCharge(t, f.svc, c, f.storeA, ch.ID, "the first charge to end", servicetest.Settled)
 	}
-	if sub, err = f.svc.Subscription(ctx, c, f.storeA, sub.ID, 0); err != nil {
+	if sub, err = f.svc.Charging.Subscription(ctx, c, f.storeA, sub.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	return sub, ch

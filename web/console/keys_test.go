@@ -22,7 +22,7 @@ import (
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/webhookhttp"
 )
 
@@ -32,7 +32,7 @@ import (
 // is what the API sees.
 type keysFixture struct {
 	*consoleFixture
-	svc *charging.Service
+	svc *services.Set
 	api http.Handler
 	b   *browser
 	// csrf is the signed-in browser's form token.
@@ -101,7 +101,7 @@ func (k *keysFixture) apiGet(t *testing.T, path, auth string) (int, map[string]a
 // store is the demo store as stored.
 func (k *keysFixture) store(t *testing.T) *payment.Store {
 	t.Helper()
-	st, err := k.svc.Store(context.Background(), k.demo.Caller, k.demo.StoreID)
+	st, err := k.svc.Charging.Store(context.Background(), k.demo.Caller, k.demo.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestConsoleKeysAppTokens(t *testing.T) {
 	if code, body := k.apiGet(t, "/stores", auth); code != http.StatusOK {
 		t.Fatalf("the new token against GET /stores: %d %v", code, body)
 	}
-	caller, err := k.svc.Authenticate(context.Background(), auth, "")
+	caller, err := k.svc.Charging.Authenticate(context.Background(), auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestConsoleKeysAppTokenLimit(t *testing.T) {
 	if len(keysSecrets(p.body)) != 0 {
 		t.Error("the refusal shows a secret")
 	}
-	page, err := k.svc.AppTokens(ctx, k.demo.Caller, k.demo.StoreID, payment.ListParams{Limit: 100})
+	page, err := k.svc.Charging.AppTokens(ctx, k.demo.Caller, k.demo.StoreID, payment.ListParams{Limit: 100})
 	if err != nil || len(page.Items) != 20 {
 		t.Fatalf("%d tokens, %v; want 20", len(page.Items), err)
 	}
@@ -254,7 +254,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 		t.Fatal("no link to the new webhook")
 	}
 	id := uuid.MustParse(m[1])
-	hook, err := k.svc.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
+	hook, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,10 +308,10 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, chargeID, "the test charge", servicetest.Settled)
 	var log payment.Page[payment.DeliveryLogEntry]
 	for range 100 {
-		if _, err := k.svc.ProcessPending(ctx, 50); err != nil {
+		if _, err := k.svc.Charging.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		if log, err = k.svc.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10}); err != nil {
+		if log, err = k.svc.Charging.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if len(log.Items) > 0 && log.Items[0].Delivery.Status == payment.DeliverySuccessful {
@@ -329,7 +329,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 		t.Fatalf("the log does not show the event %s with a redeliver button", ev.ID)
 	}
 	keysRedirect(t, "redeliver", k.post(t, redeliver, nil), hookPath)
-	d, err := k.svc.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10})
+	d, err := k.svc.Charging.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10})
 	if err != nil || d.Items[0].Delivery.Status != payment.DeliveryPending {
 		t.Errorf("after redelivery: %+v, %v; want pending", d.Items, err)
 	}
@@ -337,7 +337,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	// Deactivate, activate, deactivate.
 	for _, active := range []string{"no", "yes", "no"} {
 		keysRedirect(t, "active="+active, k.post(t, hookPath+"/active", url.Values{"active": {active}}), hookPath)
-		hook, err := k.svc.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
+		hook, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
 		if err != nil || hook.Active != (active == "yes") {
 			t.Fatalf("after active=%s: %+v, %v", active, hook, err)
 		}
@@ -348,11 +348,11 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	if p.status != http.StatusOK || !strings.Contains(p.body, `name="confirm" value="yes"`) {
 		t.Fatalf("delete without confirmation: %d", p.status)
 	}
-	if _, err := k.svc.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); err != nil {
+	if _, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); err != nil {
 		t.Fatalf("deleted before the confirmation: %v", err)
 	}
 	keysRedirect(t, "delete", k.post(t, hookPath+"/delete", url.Values{"confirm": {"yes"}}), path)
-	if _, err := k.svc.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); !payment.IsNotFound(err) {
+	if _, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); !payment.IsNotFound(err) {
 		t.Errorf("after delete: %v, want NOT_FOUND", err)
 	}
 	if p := k.b.get(t, hookPath); p.status != http.StatusNotFound {
@@ -369,7 +369,7 @@ func TestConsoleKeysWebhookLimit(t *testing.T) {
 	for i := range 21 {
 		u := "https://hooks.example/" + uuid.NewString()
 		active := i < 20
-		w, err := k.svc.CreateWebhook(ctx, k.demo.Caller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u, Active: &active})
+		w, err := k.svc.Charging.CreateWebhook(ctx, k.demo.Caller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u, Active: &active})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -498,7 +498,7 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 	if usd.RequestedAmount != 1250 || usd.Currency != "USD" {
 		t.Errorf("12.50 USD: %d %s, want 1250 USD", usd.RequestedAmount, usd.Currency)
 	}
-	list, err := k.svc.Charges(ctx, k.demo.Caller, k.demo.StoreID, payment.ChargeFilter{}, payment.ListParams{Limit: 10})
+	list, err := k.svc.Charging.Charges(ctx, k.demo.Caller, k.demo.StoreID, payment.ChargeFilter{}, payment.ListParams{Limit: 10})
 	if err != nil || len(list.Items) != 2 || list.Items[1].ID != id {
 		t.Fatalf("Charges: %d, %v", len(list.Items), err)
 	}
@@ -526,7 +526,7 @@ func TestConsoleKeysTestCharge(t *testing.T) {
 	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "Test cards cannot be used in live mode.") {
 		t.Errorf("live mode: %d\n%s", p.status, p.body)
 	}
-	list, _ = k.svc.Charges(ctx, k.demo.Caller, k.demo.StoreID, payment.ChargeFilter{}, payment.ListParams{Limit: 10})
+	list, _ = k.svc.Charging.Charges(ctx, k.demo.Caller, k.demo.StoreID, payment.ChargeFilter{}, payment.ListParams{Limit: 10})
 	if len(list.Items) != 2 {
 		t.Errorf("%d charges after live mode's refusal, want the 2 before it", len(list.Items))
 	}
@@ -543,7 +543,7 @@ func TestConsoleKeysTestChargeUnknownClient(t *testing.T) {
 		storePath(k.demo.StoreID, "/charges/"))
 	id := uuid.MustParse(strings.TrimPrefix(loc, storePath(k.demo.StoreID, "/charges/")))
 	ch := servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, id, "the test charge", servicetest.Settled)
-	tok, err := k.svc.Token(context.Background(), k.demo.Caller, k.demo.StoreID, ch.TokenID, 0)
+	tok, err := k.svc.Charging.Token(context.Background(), k.demo.Caller, k.demo.StoreID, ch.TokenID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,14 +563,14 @@ func TestConsoleKeysTestChargeQuota(t *testing.T) {
 	ctx := context.Background()
 	// Use up the quota but one through the service, then two through the
 	// console.
-	limit := k.svc.Limits().TestChargesPerDay
+	limit := k.svc.Charging.Limits().TestChargesPerDay
 	for range limit - 1 {
-		tok, err := k.svc.CreateToken(ctx, k.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+		tok, err := k.svc.Charging.CreateToken(ctx, k.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 			Email: "q@kessai.test", Card: &payment.CardInput{Cardholder: "Q", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2040, CVV: "123"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := k.svc.CreateCharge(ctx, k.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 100, Currency: "JPY"}); err != nil {
+		if _, err := k.svc.Charging.CreateCharge(ctx, k.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 100, Currency: "JPY"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -589,16 +589,16 @@ func TestConsoleKeysTestChargeQuota(t *testing.T) {
 func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	k := newKeysFixture(t)
 	ctx := context.Background()
-	live, err := k.svc.IssueStoreAppToken(ctx, k.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	live, err := k.svc.Charging.IssueStoreAppToken(ctx, k.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveCaller, err := k.svc.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
+	liveCaller, err := k.svc.Charging.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := "https://live.invalid/live" // a live webhook may not name the loopback receiver
-	hook, err := k.svc.CreateWebhook(ctx, liveCaller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u})
+	hook, err := k.svc.Charging.CreateWebhook(ctx, liveCaller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +609,7 @@ func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	if p := k.post(t, tokens+"/"+live.ID.String()+"/revoke", url.Values{"confirm": {"yes"}}); p.status != http.StatusNotFound {
 		t.Errorf("revoking the live token in test mode: %d, want 404", p.status)
 	}
-	if _, err := k.svc.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, ""); err != nil {
+	if _, err := k.svc.Charging.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, ""); err != nil {
 		t.Errorf("the live token was revoked: %v", err)
 	}
 	hookPath := storePath(k.demo.StoreID, "/webhooks/"+hook.ID.String())
@@ -627,7 +627,7 @@ func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	if n != 0 {
 		t.Errorf("the live webhook got %d requests", n)
 	}
-	if w, err := k.svc.Webhook(ctx, liveCaller, k.demo.StoreID, hook.ID); err != nil || !w.Active {
+	if w, err := k.svc.Charging.Webhook(ctx, liveCaller, k.demo.StoreID, hook.ID); err != nil || !w.Active {
 		t.Errorf("the live webhook changed: %+v, %v", w, err)
 	}
 }

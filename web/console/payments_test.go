@@ -106,14 +106,14 @@ func (pc *paymentsConsole) authorized(t *testing.T, amount int64) *payment.Charg
 	t.Helper()
 	ctx := context.Background()
 	svc, c := pc.stack.Service, pc.demo.Caller
-	tok, err := svc.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+	tok, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Email: "auth@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12,
 			ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	capture := false
-	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tok.ID, Amount: amount, Currency: "JPY", Capture: &capture})
+	ch, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: tok.ID, Amount: amount, Currency: "JPY", Capture: &capture})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +137,11 @@ func (pc *paymentsConsole) otherMerchantCharge(t *testing.T) *payment.Charge {
 func (pc *paymentsConsole) liveCharge(t *testing.T) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	issued, err := pc.stack.Service.IssueStoreAppToken(ctx, pc.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	issued, err := pc.stack.Service.Charging.IssueStoreAppToken(ctx, pc.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := pc.stack.Service.Authenticate(ctx, "Bearer "+issued.Secret+"."+issued.JWT, "")
+	c, err := pc.stack.Service.Charging.Authenticate(ctx, "Bearer "+issued.Secret+"."+issued.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,22 +438,22 @@ func TestConsoleRefund(t *testing.T) {
 	if a.status != http.StatusSeeOther || a.location != path {
 		t.Fatalf("the confirmed POST: %d to %q\n%s", a.status, a.location, a.body)
 	}
-	_, sess, err := svc.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: pc.demo.ConsolePassword, ClientIP: "192.0.2.7"})
+	_, sess, err := svc.Charging.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: pc.demo.ConsolePassword, ClientIP: "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller, err := svc.ConsoleCaller(ctx, sess, ch.StoreID)
+	caller, err := svc.Charging.ConsoleCaller(ctx, sess, ch.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refunds, err := svc.Refunds(ctx, caller, ch.StoreID, ch.ID, payment.ListParams{Limit: 10})
+	refunds, err := svc.Charging.Refunds(ctx, caller, ch.StoreID, ch.ID, payment.ListParams{Limit: 10})
 	if err != nil || len(refunds.Items) != 1 {
 		t.Fatalf("refunds = %v, %v", refunds.Items, err)
 	}
 	if r := refunds.Items[0]; r.Amount != 400 || r.Currency != "JPY" || r.Reason != "customer_request" || r.Message != "sorry" {
 		t.Errorf("refund = %+v", r)
 	}
-	if _, err := svc.ProcessPending(ctx, 50); err != nil {
+	if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	body = pc.page(t, path+"?lang=en", http.StatusOK)
@@ -527,7 +527,7 @@ func TestConsoleCaptureAndCancel(t *testing.T) {
 	if a := pc.send(t, http.MethodPost, cancelPath+"/cancel", url.Values{"csrf": {csrf}, "confirm": {"yes"}}); a.status != http.StatusSeeOther {
 		t.Fatalf("confirmed cancel: %d\n%s", a.status, a.body)
 	}
-	if _, err := pc.stack.Service.ProcessPending(ctx, 50); err != nil {
+	if _, err := pc.stack.Service.Charging.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	if got := pc.stored(t, toCancel); got != "canceled  0 0 1" {

@@ -20,7 +20,7 @@ import (
 func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta payment.Metadata, act ...string) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.Authenticate(ctx, "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
+	c, err := f.svc.Charging.Authenticate(ctx, "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +32,12 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}}
 		nc.ThreeDS = &payment.ThreeDSSettings{Mode: "normal"}
 	}
-	tt, err := f.svc.CreateToken(ctx, c, nt)
+	tt, err := f.svc.Charging.CreateToken(ctx, c, nt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc.TokenID = tt.ID
-	ch, err := f.svc.CreateCharge(ctx, c, nc)
+	ch, err := f.svc.Charging.CreateCharge(ctx, c, nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +47,9 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 	}
 	var it *payment.IssuerToken
 	if card != "" {
-		it, err = f.svc.ChargeThreeDSIssuerToken(ctx, c, ch.StoreID, ch.ID)
+		it, err = f.svc.Charging.ChargeThreeDSIssuerToken(ctx, c, ch.StoreID, ch.ID)
 	} else {
-		it, err = f.svc.ChargeIssuerToken(ctx, c, ch.StoreID, ch.ID)
+		it, err = f.svc.Charging.ChargeIssuerToken(ctx, c, ch.StoreID, ch.ID)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 		if card != "" {
 			action, code = payment.ActionAnswer, a
 		}
-		if _, err := f.svc.ActOnApproval(ctx, path.Base(it.IssuerToken), action, code); err != nil {
+		if _, err := f.svc.Charging.ActOnApproval(ctx, path.Base(it.IssuerToken), action, code); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,25 +25,25 @@ import (
 func (f *gatewayFixture) subscribe(t *testing.T, tok *payment.IssuedAppToken, card string, amount int64, period string, meta payment.Metadata) *payment.Subscription {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Charging.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := f.svc.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
+	tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
 		Email: "shopper@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := f.svc.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY",
+	sub, err := f.svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY",
 		Period: period, Charge: payment.NewCharge{Metadata: meta}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	kessaitest.WaitFor(t, 5*time.Second, "the subscription's first charge", func() bool {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		if sub, err = f.svc.Subscription(ctx, c, sub.StoreID, sub.ID, 0); err != nil {
+		if sub, err = f.svc.Charging.Subscription(ctx, c, sub.StoreID, sub.ID, 0); err != nil {
 			t.Fatal(err)
 		}
 		return sub.Status != payment.SubscriptionUnverified
@@ -243,7 +243,7 @@ func TestDemoSubscriptionNotified(t *testing.T) {
 	// The gateway's own delivery of subscription_payment records it.
 	var o *order
 	kessaitest.WaitFor(t, 5*time.Second, "the order from subscription_payment", func() bool {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		var ok bool
@@ -305,7 +305,7 @@ func TestDemoSubscriptionNotified(t *testing.T) {
 	s3 := quiet.shopper(t)
 	ref3 := s3.openSubscribe()
 	sub3 := f.subscribe(t, f.tokA, "4000020000000000", 1980, "monthly", payment.Metadata{"order_id": ref3})
-	charges, err := f.svc.SubscriptionCharges(ctx, f.caller(t), f.storeA.ID, sub3.ID, uuid.Nil, payment.ListParams{Limit: 10})
+	charges, err := f.svc.Charging.SubscriptionCharges(ctx, f.caller(t), f.storeA.ID, sub3.ID, uuid.Nil, payment.ListParams{Limit: 10})
 	if err != nil || len(charges.Items) != 1 {
 		t.Fatalf("charges %v: %v", charges.Items, err)
 	}

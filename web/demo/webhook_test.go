@@ -56,7 +56,7 @@ func newHookedShop(t *testing.T, f *gatewayFixture, dataDir string) *hookedShop 
 // the gateway.
 func (f *gatewayFixture) caller(t *testing.T) *payment.Caller {
 	t.Helper()
-	c, err := f.svc.Authenticate(context.Background(), "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
+	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func (f *gatewayFixture) caller(t *testing.T) *payment.Caller {
 // webhooks are store A's webhooks on the gateway.
 func (f *gatewayFixture) webhooks(t *testing.T) []*payment.Webhook {
 	t.Helper()
-	page, err := f.svc.Webhooks(context.Background(), f.caller(t), f.storeA.ID, payment.ListParams{Limit: 100, Direction: payment.Desc})
+	page, err := f.svc.Charging.Webhooks(context.Background(), f.caller(t), f.storeA.ID, payment.ListParams{Limit: 100, Direction: payment.Desc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 		w.ID.String() != st.ID {
 		t.Errorf("webhook %+v, state %+v", w, st)
 	}
-	secret, err := f.svc.SigningSecret(w)
+	secret, err := f.svc.Charging.SigningSecret(w)
 	if err != nil || secret != st.Secret {
 		t.Errorf("the shop kept the secret %q, the webhook's is %q (%v)", st.Secret, secret, err)
 	}
@@ -137,7 +137,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 
 	// Deactivated, with other triggers and Authorization: put right.
 	off, other := false, "Bearer someone-else"
-	if _, err := f.svc.UpdateWebhook(ctx, f.caller(t), f.storeA.ID, w.ID, payment.WebhookInput{
+	if _, err := f.svc.Charging.UpdateWebhook(ctx, f.caller(t), f.storeA.ID, w.ID, payment.WebhookInput{
 		Triggers: []string{"refund_finished"}, Active: &off, AuthToken: &other}); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 	if len(hooks) != 1 || hooks[0].ID.String() != fresh.ID || fresh.ID == st.ID || fresh.Secret == st.Secret {
 		t.Errorf("after the secret was lost: %d webhooks, %+v", len(hooks), fresh)
 	}
-	if secret, _ := f.svc.SigningSecret(hooks[0]); secret != fresh.Secret {
+	if secret, _ := f.svc.Charging.SigningSecret(hooks[0]); secret != fresh.Secret {
 		t.Error("the new webhook's secret is not the one kept")
 	}
 
@@ -325,7 +325,7 @@ func TestDemoWebhookReceiver(t *testing.T) {
 	// The gateway's own deliveries are another test's: here the test
 	// makes each delivery, and the webhook rests.
 	off := false
-	if _, err := f.svc.UpdateWebhook(context.Background(), f.caller(t), f.storeA.ID, uuid.MustParse(st.ID), payment.WebhookInput{Active: &off}); err != nil {
+	if _, err := f.svc.Charging.UpdateWebhook(context.Background(), f.caller(t), f.storeA.ID, uuid.MustParse(st.ID), payment.WebhookInput{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -457,10 +457,10 @@ func TestDemoOrderPaidElsewhere(t *testing.T) {
 			// The delivery is the worker's: the charge's end and its
 			// delivery are done by the time the log shows it delivered.
 			kessaitest.WaitFor(t, 5*time.Second, "the charge_finished delivery", func() bool {
-				if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
+				if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
-				log, err := f.svc.WebhookDeliveries(ctx, f.caller(t), f.storeA.ID, uuid.MustParse(h.d.hook.Load().ID),
+				log, err := f.svc.Charging.WebhookDeliveries(ctx, f.caller(t), f.storeA.ID, uuid.MustParse(h.d.hook.Load().ID),
 					payment.ListParams{Limit: 100, Direction: payment.Desc})
 				if err != nil {
 					t.Fatal(err)

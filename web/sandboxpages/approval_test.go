@@ -24,7 +24,7 @@ import (
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/templates"
 	"github.com/kessai/kessai/web/message"
@@ -35,7 +35,7 @@ import (
 // "Kessai Demo Store") and a test-mode token for shop.example and
 // *.shop-cdn.example.
 type sandboxFixture struct {
-	svc   *charging.Service
+	svc   *services.Set
 	db    *sqlite.DB
 	clock *kessaitest.Clock
 	demo  *servicetest.Demo
@@ -49,7 +49,7 @@ func newSandboxFixture(t testing.TB) *sandboxFixture {
 	clock := kessaitest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
 	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: testGateway})
 	demo := st.SeedDemo(t, "shop.example", "*.shop-cdn.example")
-	h, err := New(Config{Service: st.Service, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
+	h, err := New(Config{Service: st.Service.Charging, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func (f *sandboxFixture) walletCharge(t testing.TB, brand, callMethod, redirect 
 	if qrMerchant {
 		nt.PaymentType, nt.Wallet.CallMethod = payment.PaymentTypeQRMerchant, ""
 	}
-	tok, err := f.svc.CreateToken(ctx, f.demo.Caller, nt)
+	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, nt)
 	if err != nil {
 		t.Fatalf("%s token: %v", brand, err)
 	}
-	ch, err := f.svc.CreateCharge(ctx, f.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 1200, Currency: "JPY", RedirectEndpoint: redirect})
+	ch, err := f.svc.Charging.CreateCharge(ctx, f.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 1200, Currency: "JPY", RedirectEndpoint: redirect})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,13 +107,13 @@ func (f *sandboxFixture) walletCharge(t testing.TB, brand, callMethod, redirect 
 		t.Fatalf("%s charge is %s, want awaiting", brand, got.Status)
 	}
 	if qrMerchant {
-		code, err := f.svc.ChargeQR(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
+		code, err := f.svc.Charging.ChargeQR(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
 		if err != nil || !code.Ready {
 			t.Fatalf("QR of the charge: %+v, %v", code, err)
 		}
 		return ch.ID, keyOf(t, code.ImageURL)
 	}
-	it, err := f.svc.ChargeIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
+	it, err := f.svc.Charging.ChargeIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +129,14 @@ const challengeCard = "4000002760003184"
 func (f *sandboxFixture) challengeCharge(t testing.TB, redirect, redirectID string) (uuid.UUID, string) {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := f.svc.CreateToken(ctx, f.demo.Caller, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: challengeCard, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := f.svc.CreateCharge(ctx, f.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 3000, Currency: "JPY",
+	ch, err := f.svc.Charging.CreateCharge(ctx, f.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 3000, Currency: "JPY",
 		ThreeDS: &payment.ThreeDSSettings{Mode: "normal", RedirectEndpoint: redirect, RedirectID: redirectID}})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func (f *sandboxFixture) challengeCharge(t testing.TB, redirect, redirectID stri
 	if got := f.awaitCharge(t, ch.ID); got.Status != payment.ChargeAwaiting {
 		t.Fatalf("challenge charge is %s, want awaiting", got.Status)
 	}
-	it, err := f.svc.ChargeThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
+	it, err := f.svc.Charging.ChargeThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func tokenFor(path string) string {
 
 func (f *sandboxFixture) approvalStatus(t testing.TB, key string) payment.ApprovalStatus {
 	t.Helper()
-	page, err := f.svc.Approval(context.Background(), key)
+	page, err := f.svc.Charging.Approval(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,17 +365,17 @@ func TestSandboxWalletPage(t *testing.T) {
 func TestSandboxWalletSDKKey(t *testing.T) {
 	f := newSandboxFixture(t)
 	ctx := context.Background()
-	tok, err := f.svc.CreateToken(ctx, f.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
+	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
 		Wallet: &payment.WalletInput{Brand: "alipay_plus_online", CallMethod: "sdk", OSType: "ios"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := f.svc.CreateCharge(ctx, f.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 500, Currency: "JPY"})
+	ch, err := f.svc.Charging.CreateCharge(ctx, f.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 500, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.awaitCharge(t, ch.ID)
-	it, err := f.svc.ChargeIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
+	it, err := f.svc.Charging.ChargeIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, ch.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -972,7 +972,7 @@ func TestSandboxQRCode(t *testing.T) {
 func TestSandboxTokenChallenge(t *testing.T) {
 	f := newSandboxFixture(t)
 	ctx := context.Background()
-	tok, err := f.svc.CreateToken(ctx, f.demo.Caller, payment.NewToken{
+	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card:    &payment.CardInput{Cardholder: "TARO YAMADA", Number: challengeCard, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		ThreeDS: &payment.ThreeDSSettings{Enabled: true},
@@ -982,10 +982,10 @@ func TestSandboxTokenChallenge(t *testing.T) {
 	}
 	var it *payment.IssuerToken
 	kessaitest.WaitFor(t, 5*time.Second, "the token's challenge", func() bool {
-		if _, err := f.svc.ProcessPending(ctx, 50); err != nil {
+		if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		it, err = f.svc.TokenThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, tok.ID)
+		it, err = f.svc.Charging.TokenThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, tok.ID)
 		return err == nil
 	})
 	key := keyOf(t, it.IssuerToken)

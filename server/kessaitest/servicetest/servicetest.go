@@ -26,7 +26,7 @@ import (
 	"github.com/kessai/kessai/server/jwt"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sandbox"
 	"github.com/kessai/kessai/server/sqlite"
 	"github.com/kessai/kessai/server/sqlite/sqlitetest"
@@ -81,7 +81,7 @@ type Options struct {
 // Stack is a service and what it was built from.
 type Stack struct {
 	DB      *sqlite.DB
-	Service *charging.Service
+	Service *services.Set
 	Codec   *jwt.Codec
 	Vault   *aesgcm.Vault
 	Clock   payment.Clock
@@ -151,7 +151,7 @@ func New(tb testing.TB, opts Options) *Stack {
 		storage = opts.Storage(db)
 	}
 	s.Config = cfg
-	s.Service = charging.NewService(storage, s.Clock, codec, cfg)
+	s.Service = services.New(storage, s.Clock, codec, cfg)
 	return s
 }
 
@@ -168,7 +168,7 @@ type Demo struct {
 func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 	tb.Helper()
 	ctx := context.Background()
-	acct, err := s.Service.SeedDemo(ctx, domains)
+	acct, err := s.Service.Charging.SeedDemo(ctx, domains)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 		tb.Fatal("SeedDemo seeded nothing")
 	}
 	d := &Demo{DemoAccount: acct, Auth: "Bearer " + acct.Token.Secret + "." + acct.Token.JWT}
-	if d.Caller, err = s.Service.Authenticate(ctx, d.Auth, ""); err != nil {
+	if d.Caller, err = s.Service.Charging.Authenticate(ctx, d.Auth, ""); err != nil {
 		tb.Fatal(err)
 	}
 	return d
@@ -184,17 +184,17 @@ func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 
 // Pay makes a one-time card token and a charge on it as c, runs the worker
 // until the charge is authorised or final, and returns it as stored.
-func Pay(tb testing.TB, svc *charging.Service, c *payment.Caller, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
+func Pay(tb testing.TB, svc *services.Set, c *payment.Caller, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
 	tb.Helper()
 	ctx := context.Background()
-	tt, err := svc.CreateToken(ctx, c, payment.NewToken{
+	tt, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: cardNumber, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ch, err := svc.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: currency, Metadata: meta})
+	ch, err := svc.Charging.CreateCharge(ctx, c, payment.NewCharge{TokenID: tt.ID, Amount: amount, Currency: currency, Metadata: meta})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -204,16 +204,16 @@ func Pay(tb testing.TB, svc *charging.Service, c *payment.Caller, cardNumber str
 // AwaitCharge runs the worker (ProcessPending) and reads the charge as c
 // until done holds for it, and returns it then; after 5 s it fails the
 // test, saying it was waiting for what.
-func AwaitCharge(tb testing.TB, svc *charging.Service, c *payment.Caller, storeID, id uuid.UUID, what string, done func(*payment.Charge) bool) *payment.Charge {
+func AwaitCharge(tb testing.TB, svc *services.Set, c *payment.Caller, storeID, id uuid.UUID, what string, done func(*payment.Charge) bool) *payment.Charge {
 	tb.Helper()
 	ctx := context.Background()
 	var got *payment.Charge
 	kessaitest.WaitFor(tb, 5*time.Second, what, func() bool {
-		if _, err := svc.ProcessPending(ctx, 50); err != nil {
+		if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
 			tb.Fatal(err)
 		}
 		var err error
-		if got, err = svc.Charge(ctx, c, storeID, id, 0); err != nil {
+		if got, err = svc.Charging.Charge(ctx, c, storeID, id, 0); err != nil {
 			tb.Fatal(err)
 		}
 		return done(got)
