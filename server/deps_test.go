@@ -53,6 +53,25 @@ var (
 	demoShared = []string{"static", "templates", "web/asset", "web/message"}
 )
 
+// domainLayers are the domain's packages, lowest first; a package may
+// import those of lower layers only.
+var domainLayers = [][]string{
+	{"server/payment"},
+	{"server/payment/outbox"},
+	{"server/payment/access", "server/payment/charging"},
+	{"server/payment/services"},
+}
+
+// domainLayer is the layer of a package of the domain, -1 for none.
+func domainLayer(rel string) int {
+	for i, layer := range domainLayers {
+		if slices.Contains(layer, rel) {
+			return i
+		}
+	}
+	return -1
+}
+
 // floor is one rule: the packages it holds, and a dependency they may not
 // have (directly or through another package), with why not.
 type floor struct {
@@ -70,6 +89,31 @@ var floors = []floor{
 		forbidden: func(p modPackage, d string) string {
 			if rel := ours(d); rel != "" && !under(rel, "server/payment") && !under(rel, "wasm/card") {
 				return "the domain depends on " + d
+			}
+			return ""
+		},
+	},
+	{
+		// The domain is layered: its root (types, rules, errors), the
+		// outbox every capability writes through, then the capabilities,
+		// each of which may use the layers below it and never one beside
+		// or above it; services puts them together. A package of the domain
+		// that is in no layer fails: its place must be chosen.
+		name:  "each package of the domain imports only the layers below it",
+		holds: func(p modPackage) bool { return under(p.path, "server/payment") && !p.support() },
+		forbidden: func(p modPackage, d string) string {
+			rel := ours(d)
+			if rel == "" || !under(rel, "server/payment") {
+				return ""
+			}
+			own, dep := domainLayer(p.path), domainLayer(rel)
+			switch {
+			case own < 0:
+				return p.path + " is in no layer of the domain (domainLayers)"
+			case dep < 0:
+				return d + " is in no layer of the domain (domainLayers)"
+			case dep >= own && rel != p.path:
+				return "a capability depends on one beside or above it, " + d
 			}
 			return ""
 		},

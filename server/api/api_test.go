@@ -134,7 +134,7 @@ func seedTemplate() (err error) {
 	f := &fixture{db: db, clock: kessaitest.NewClock(epoch), codec: codec}
 	f.svc, f.srv = f.instance()
 
-	demo, err := f.svc.Charging.SeedDemo(ctx, []string{"shop.example"})
+	demo, err := f.svc.Access.SeedDemo(ctx, []string{"shop.example"})
 	if err != nil {
 		return err
 	}
@@ -167,10 +167,10 @@ func seedTemplate() (err error) {
 	}
 	f.storeA2, f.merchantB, f.storeB1 = a2.ID, mB.ID, b1.ID
 
-	if f.tokB1, err = f.svc.Charging.IssueStoreAppToken(ctx, b1.ID, payment.NewAppToken{Domains: []string{"shop-b.example"}}); err != nil {
+	if f.tokB1, err = f.svc.Access.IssueStoreAppToken(ctx, b1.ID, payment.NewAppToken{Domains: []string{"shop-b.example"}}); err != nil {
 		return err
 	}
-	if f.tokA, err = f.svc.Charging.IssueMerchantAppToken(ctx, f.merchantA, payment.NewAppToken{}); err != nil {
+	if f.tokA, err = f.svc.Access.IssueMerchantAppToken(ctx, f.merchantA, payment.NewAppToken{}); err != nil {
 		return err
 	}
 
@@ -391,7 +391,7 @@ func (f *fixture) createJWT(t testing.TB, path, auth, reqBody string) *payment.I
 
 func (f *fixture) issue(t testing.TB, storeID uuid.UUID, domains ...string) *payment.IssuedAppToken {
 	t.Helper()
-	tok, err := f.svc.Charging.IssueStoreAppToken(context.Background(), storeID, payment.NewAppToken{Domains: domains})
+	tok, err := f.svc.Access.IssueStoreAppToken(context.Background(), storeID, payment.NewAppToken{Domains: domains})
 	if err != nil {
 		t.Fatal(err)
 	}

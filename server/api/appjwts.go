@@ -48,7 +48,7 @@ func (s *Server) createAppJWT(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	issued, err := s.svc.Charging.CreateAppToken(r.Context(), c, ids.store, payment.NewAppToken{Mode: req.Mode, Domains: req.Domains})
+	issued, err := s.svc.Access.CreateAppToken(r.Context(), c, ids.store, payment.NewAppToken{Mode: req.Mode, Domains: req.Domains})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -62,12 +62,12 @@ func (s *Server) listAppJWTs(r *http.Request, c *payment.Caller, ids pathIDs) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.AppTokens(r.Context(), c, ids.store, p)
+	page, err := s.svc.Access.AppTokens(r.Context(), c, ids.store, p)
 	return answer(http.StatusOK, page, err, listOf(toWireAppJWT))
 }
 
 func (s *Server) deleteAppJWT(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	if err := s.svc.Charging.RevokeAppToken(r.Context(), c, ids.store, ids.id); err != nil {
+	if err := s.svc.Access.RevokeAppToken(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -18,12 +18,12 @@ func BenchmarkAuthenticate(b *testing.B) {
 	ctx := context.Background()
 	auth := server(f.tokA1)
 	// Warm the cache; the fake clock never moves, so it stays warm.
-	if _, err := f.svc.Charging.Authenticate(ctx, auth, ""); err != nil {
+	if _, err := f.svc.Access.Authenticate(ctx, auth, ""); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := f.svc.Charging.Authenticate(ctx, auth, "")
+		c, err := f.svc.Access.Authenticate(ctx, auth, "")
 		if err != nil || !c.WithSecret() {
 			b.Fatalf("Authenticate: %v, %v", c, err)
 		}

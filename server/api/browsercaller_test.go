@@ -43,7 +43,7 @@ func (f *payFixture) strictStore(t testing.TB) (uuid.UUID, *payment.IssuedAppTok
 	if err := f.db.Update(ctx, func(tx payment.Tx) error { return tx.CreateStore(ctx, st) }); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
+	tok, err := f.svc.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}

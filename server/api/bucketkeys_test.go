@@ -34,7 +34,7 @@ func TestBucketKeys(t *testing.T) {
 	ctx := context.Background()
 	st := servicetest.New(t, servicetest.Options{})
 	demo := st.SeedDemo(t, "shop.example")
-	merchant, err := st.Service.Charging.IssueMerchantAppToken(ctx, demo.MerchantID, payment.NewAppToken{Mode: payment.ModeTest})
+	merchant, err := st.Service.Access.IssueMerchantAppToken(ctx, demo.MerchantID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}

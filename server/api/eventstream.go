@@ -226,7 +226,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			case <-reauth.C:
-				if _, err := s.svc.Charging.Authenticate(ctx, r.Header.Get("Authorization"), s.requestOrigin(r)); err != nil {
+				if _, err := s.svc.Access.Authenticate(ctx, r.Header.Get("Authorization"), s.requestOrigin(r)); err != nil {
 					return
 				}
 			}

@@ -218,7 +218,7 @@ func TestIdempotencyScopes(t *testing.T) {
 
 	// Another test token of the same store shares the scope (merchant,
 	// store and mode): its retry is replayed.
-	other, err := f.svc.Charging.RenewDemo(t.Context(), nil)
+	other, err := f.svc.Access.RenewDemo(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestIdempotencyAbandonedReservationIsTakenOver(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
 	const key = "5f1a2b3c4d5e6.12345678"
-	caller, err := f.svc.Charging.Authenticate(t.Context(), f.auth, "")
+	caller, err := f.svc.Access.Authenticate(t.Context(), f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func TestIdempotencyAnswerFailsAfterCommit(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
 	ctx := t.Context()
-	caller, err := f.svc.Charging.Authenticate(ctx, f.auth, "")
+	caller, err := f.svc.Access.Authenticate(ctx, f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +621,7 @@ func TestIdempotencyEffectNotShownIsNotStored(t *testing.T) {
 	t.Parallel()
 	f := newIdemFixture(t, fixtureOptions{})
 	ctx := t.Context()
-	caller, err := f.svc.Charging.Authenticate(ctx, f.auth, "")
+	caller, err := f.svc.Access.Authenticate(ctx, f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -701,7 +701,7 @@ func TestIdempotentRetryAfterCrashOnEveryCreateRoute(t *testing.T) {
 		return lost
 	}})
 	ctx := t.Context()
-	caller, err := f.svc.Charging.Authenticate(ctx, f.auth, "")
+	caller, err := f.svc.Access.Authenticate(ctx, f.auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,7 +188,7 @@ func (s *Server) withAuthentication(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var res authResult
 		if h := r.Header.Get("Authorization"); h != "" {
-			res.caller, res.err = s.svc.Charging.Authenticate(r.Context(), h, s.requestOrigin(r))
+			res.caller, res.err = s.svc.Access.Authenticate(r.Context(), h, s.requestOrigin(r))
 		} else {
 			res.err = payment.Errorf(payment.CodeAuthHeaderMissing, "the Authorization header is missing")
 		}
@@ -324,7 +324,7 @@ func (cw *corsWriter) decide() {
 	cw.decided = true
 	allowed := cw.s.isOwnOrigin(cw.origin)
 	if c := authOf(cw.r).caller; !allowed && c != nil {
-		allowed = cw.s.svc.Charging.OriginAllowedFor(c, cw.origin)
+		allowed = cw.s.svc.Access.OriginAllowedFor(c, cw.origin)
 	} else if !allowed && c == nil {
 		// Authentication failed: let a page that some token allows read
 		// the error (say INVALID_APP_TOKEN) instead of a bare CORS failure.
@@ -362,7 +362,7 @@ func (s *Server) preflightAllowed(ctx context.Context, origin string) bool {
 	defer s.preflight.mu.Unlock()
 	now := s.svc.Charging.Clock().Now()
 	if s.preflight.loaded.IsZero() || now.Sub(s.preflight.loaded) > s.preflight.ttl {
-		domains, err := s.svc.Charging.AllowedOrigins(ctx)
+		domains, err := s.svc.Access.AllowedOrigins(ctx)
 		if err != nil {
 			return false
 		}

@@ -145,7 +145,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	f.merchantA, f.merchantB = mA.ID, mB.ID
 	f.storeA1, f.storeA2, f.storeNP, f.storeB1 = a1.ID, a2.ID, np.ID, b1.ID
 	issue := func(storeID uuid.UUID, mode payment.Mode, domains ...string) *payment.IssuedAppToken {
-		tok, err := f.svc.Charging.IssueStoreAppToken(ctx, storeID, payment.NewAppToken{Mode: mode, Domains: domains})
+		tok, err := f.svc.Access.IssueStoreAppToken(ctx, storeID, payment.NewAppToken{Mode: mode, Domains: domains})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func newPayFixture(tb testing.TB, opts payOptions) *payFixture {
 	f.a2 = issue(a2.ID, payment.ModeTest)
 	f.np = issue(np.ID, payment.ModeTest, "np-shop.example")
 	f.b1 = issue(b1.ID, payment.ModeTest, "shop-b.example")
-	if f.merchA, err = f.svc.Charging.IssueMerchantAppToken(ctx, mA.ID, payment.NewAppToken{}); err != nil {
+	if f.merchA, err = f.svc.Access.IssueMerchantAppToken(ctx, mA.ID, payment.NewAppToken{}); err != nil {
 		tb.Fatal(err)
 	}
 	return f
@@ -1665,7 +1665,7 @@ func TestPaymentTenancy(t *testing.T) {
 	// Another merchant's merchant token, which sees every store of its
 	// own merchant, sees nothing of this one's.
 	t.Run("OtherMerchantsMerchantToken", func(t *testing.T) {
-		mB, err := f.svc.Charging.IssueMerchantAppToken(t.Context(), f.merchantB, payment.NewAppToken{})
+		mB, err := f.svc.Access.IssueMerchantAppToken(t.Context(), f.merchantB, payment.NewAppToken{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -300,7 +300,7 @@ func (f *payFixture) storeWith(t *testing.T, settings payment.StoreSettings) (uu
 	if err := f.db.Update(ctx, func(tx payment.Tx) error { return tx.CreateStore(ctx, st) }); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
+	tok, err := f.svc.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}

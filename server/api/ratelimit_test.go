@@ -383,7 +383,7 @@ func (g *rlGateway) newCharge(tb testing.TB, amount int64) string {
 // without spending rate limits.
 func (g *rlGateway) callerA1(tb testing.TB) *payment.Caller {
 	tb.Helper()
-	c, err := g.svc.Charging.Authenticate(context.Background(), g.secretA1(), "")
+	c, err := g.svc.Access.Authenticate(context.Background(), g.secretA1(), "")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -911,7 +911,7 @@ func TestRateLimitSubjects(t *testing.T) {
 	g := newRLGateway(t, rlOptions{trusted: rlLocalProxy})
 	a := g.newCharge(t, 1000)
 	charge := "/charges/" + a
-	live, err := g.base.svc.Charging.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{Mode: payment.ModeLive})
+	live, err := g.base.svc.Access.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1233,7 +1233,7 @@ func TestDuplicateChargeConcurrent(t *testing.T) {
 func TestResourceLimitAppTokensConcurrent(t *testing.T) {
 	g := newRLGateway(t, rlOptions{rules: &rlGenerousRules})
 	for range 18 { // with the fixture's own token: 19 active
-		if _, err := g.svc.Charging.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{}); err != nil {
+		if _, err := g.svc.Access.IssueStoreAppToken(context.Background(), g.base.storeA1, payment.NewAppToken{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -1272,7 +1272,7 @@ func TestResourceLimitAppTokensConcurrent(t *testing.T) {
 	if created != 1 {
 		t.Errorf("%d created, want exactly 1", created)
 	}
-	p, err := g.svc.Charging.AppTokens(context.Background(), g.callerA1(t), g.base.storeA1, payment.ListParams{Limit: 100})
+	p, err := g.svc.Access.AppTokens(context.Background(), g.callerA1(t), g.base.storeA1, payment.ListParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func TestRateLimiterUnavailable(t *testing.T) {
 // API and its limiter.
 func countStoreTokens(tb testing.TB, f *fixture) int {
 	tb.Helper()
-	c, err := f.svc.Charging.Authenticate(context.Background(), server(f.tokA1), "")
+	c, err := f.svc.Access.Authenticate(context.Background(), server(f.tokA1), "")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func CreateAppToken(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer closeStore()
-	issued, err := service.Charging.IssueStoreAppToken(ctx, storeID, payment.NewAppToken{Mode: payment.Mode(*mode), Domains: domains})
+	issued, err := service.Access.IssueStoreAppToken(ctx, storeID, payment.NewAppToken{Mode: payment.Mode(*mode), Domains: domains})
 	if err != nil {
 		return err
 	}

@@ -274,7 +274,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_
 	r.background.run(func(ctx context.Context) { g.service.Charging.RunWorker(ctx, time.Second, log) })
 
 	// News from the other processes on the same database (PostgreSQL).
-	r.background.run(func(ctx context.Context) { g.service.Charging.RunChangeFeed(ctx, log) })
+	r.background.run(func(ctx context.Context) { g.service.DB.RunChangeFeed(ctx, log) })
 
 	lims, err := r.openLimiters(ctx)
 	if err != nil {
@@ -310,16 +310,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_
 		}
 	})
 	pageKey := deriveKey(g.master, "hosted-page-sessions")
-	checkoutPages, err := checkout.New(checkout.Config{Service: g.service.Charging, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
+	checkoutPages, err := checkout.New(checkout.Config{Service: g.service.Pages(), PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
 	if err != nil {
 		return nil, err
 	}
-	sandboxPages, err := sandboxpages.New(sandboxpages.Config{Service: g.service.Charging, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
+	sandboxPages, err := sandboxpages.New(sandboxpages.Config{Service: g.service.Pages(), PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey})
 	if err != nil {
 		return nil, err
 	}
 	consolePages, err := console.New(console.Config{
-		Service: g.service.Charging, PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey,
+		Service: g.service.Pages(), PublicURL: cfg.PublicURL, Logger: log, SessionKey: pageKey,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies) },
 		Mailbox:  g.consoleMailbox(),
 	})
@@ -444,7 +444,7 @@ func (r *Running) shutdown() error {
 	r.background.stop()
 	// Reset links asked for just before SIGTERM still go out (each send
 	// gives up after a minute).
-	r.service.Charging.WaitForMail()
+	r.service.Access.WaitForMail()
 	err = errors.Join(err, r.limiters.close(), r.db.Close())
 	r.unlock()
 	return err
@@ -555,7 +555,7 @@ func (g *gateway) demoDomains() []string {
 // it is lost or its token was revoked, fresh ones are issued.
 func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 	path := filepath.Join(g.cfg.DataDir, CredentialsFile)
-	demo, err := g.service.Charging.SeedDemo(ctx, g.demoDomains())
+	demo, err := g.service.Access.SeedDemo(ctx, g.demoDomains())
 	if err != nil {
 		return nil, err
 	}
@@ -579,7 +579,7 @@ func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 			return nil, nil
 		}
 		g.log.Warn("issuing new demo credentials", "path", path)
-		if demo, err = g.service.Charging.RenewDemo(ctx, g.demoDomains()); err != nil {
+		if demo, err = g.service.Access.RenewDemo(ctx, g.demoDomains()); err != nil {
 			return nil, err
 		}
 	}
@@ -597,7 +597,7 @@ func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 }
 
 func (g *gateway) savedTokenUsable(ctx context.Context, c *Credentials) bool {
-	caller, err := g.service.Charging.Authenticate(ctx, "Bearer "+c.Secret+"."+c.JWT, "")
+	caller, err := g.service.Access.Authenticate(ctx, "Bearer "+c.Secret+"."+c.JWT, "")
 	return err == nil && caller.Token().StoreID.String() == c.StoreID
 }
 

@@ -77,7 +77,7 @@ func refusedURL(t *testing.T, what string, a hookAnswer) {
 // liveAuth is a live-mode app token of the demo store.
 func liveAuth(t *testing.T, g *gatewaytest.Gateway) string {
 	t.Helper()
-	tok, err := g.Service().Charging.IssueStoreAppToken(context.Background(), uuid.MustParse(g.StoreID), payment.NewAppToken{Mode: payment.ModeLive})
+	tok, err := g.Service().Access.IssueStoreAppToken(context.Background(), uuid.MustParse(g.StoreID), payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,20 +46,20 @@ func newAuthFixture(tb testing.TB) *authFixture {
 	fx := &authFixture{svc: svc}
 	var err error
 	domains := []string{"shop.example", "*.wild.example", "localhost:8081"}
-	if fx.store, err = svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
+	if fx.store, err = svc.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
 		tb.Fatal(err)
 	}
-	if fx.revoked, err = svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
+	if fx.revoked, err = svc.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: domains}); err != nil {
 		tb.Fatal(err)
 	}
-	if fx.merchant, err = svc.Charging.IssueMerchantAppToken(ctx, m.ID, payment.NewAppToken{}); err != nil {
+	if fx.merchant, err = svc.Access.IssueMerchantAppToken(ctx, m.ID, payment.NewAppToken{}); err != nil {
 		tb.Fatal(err)
 	}
-	merchant, err := svc.Charging.Authenticate(ctx, "Bearer "+fx.merchant.Secret+"."+fx.merchant.JWT, "")
+	merchant, err := svc.Access.Authenticate(ctx, "Bearer "+fx.merchant.Secret+"."+fx.merchant.JWT, "")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := svc.Charging.RevokeAppToken(ctx, merchant, st.ID, fx.revoked.ID); err != nil {
+	if err := svc.Access.RevokeAppToken(ctx, merchant, st.ID, fx.revoked.ID); err != nil {
 		tb.Fatal(err)
 	}
 	return fx
@@ -182,7 +182,7 @@ func FuzzAuthenticate(f *testing.F) {
 			wantCode = payment.CodeInvalidDomain
 		}
 
-		c, err := fx.svc.Charging.Authenticate(ctx, header, origin)
+		c, err := fx.svc.Access.Authenticate(ctx, header, origin)
 		if want != nil {
 			if err != nil {
 				t.Fatalf("Authenticate(%q, %q): %v, want the %s token", header, origin, err, kindOf(fx, want))

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -130,4 +131,18 @@ func (c *Caller) OwnMode(requested Mode) (mode Mode, ok bool) {
 		return "", false
 	}
 	return c.token.Mode, true
+}
+
+// VisibleStore reads the store a request names: NOT_FOUND when it is not
+// one the caller may act on (CanSeeStore), exactly as when it does not
+// exist, so that an id never tells one tenant of another's stores.
+func VisibleStore(ctx context.Context, tx Tx, c *Caller, id uuid.UUID) (*Store, error) {
+	st, err := tx.Store(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.CanSeeStore(st) {
+		return nil, NotFound("store")
+	}
+	return st, nil
 }

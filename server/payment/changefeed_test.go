@@ -88,7 +88,7 @@ func linkedStacks(t *testing.T, hub *newsHub) (a, b *servicetest.Stack) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			st.Service.Charging.RunChangeFeed(ctx, slog.New(slog.DiscardHandler))
+			st.Service.DB.RunChangeFeed(ctx, slog.New(slog.DiscardHandler))
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 		return st
@@ -102,7 +102,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 	a, b := linkedStacks(t, hub)
 	hub.listening(t, 2)
 	demo := a.SeedDemo(t)
-	onB, err := b.Service.Charging.Authenticate(ctx, demo.Auth, "")
+	onB, err := b.Service.Access.Authenticate(ctx, demo.Auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,19 +193,19 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 	})
 
 	t.Run("an app token revoked on B is refused on A at once", func(t *testing.T) {
-		issued, err := b.Service.Charging.IssueStoreAppToken(ctx, demo.StoreID, payment.NewAppToken{})
+		issued, err := b.Service.Access.IssueStoreAppToken(ctx, demo.StoreID, payment.NewAppToken{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		auth := "Bearer " + issued.Secret + "." + issued.JWT
-		if _, err := a.Service.Charging.Authenticate(ctx, auth, ""); err != nil {
+		if _, err := a.Service.Access.Authenticate(ctx, auth, ""); err != nil {
 			t.Fatal(err) // A trusts it now, for an hour
 		}
-		if err := b.Service.Charging.RevokeAppToken(ctx, onB, demo.StoreID, issued.ID); err != nil {
+		if err := b.Service.Access.RevokeAppToken(ctx, onB, demo.StoreID, issued.ID); err != nil {
 			t.Fatal(err)
 		}
 		kessaitest.WaitFor(t, 10*time.Second, "A to refuse the revoked token", func() bool {
-			_, err := a.Service.Charging.Authenticate(ctx, auth, "")
+			_, err := a.Service.Access.Authenticate(ctx, auth, "")
 			return payment.ErrorCode(err) == payment.CodeInvalidAppToken
 		})
 	})

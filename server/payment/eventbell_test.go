@@ -58,7 +58,7 @@ func TestEventBellRings(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				st.Service.Charging.RunChangeFeed(fctx, slog.New(slog.DiscardHandler))
+				st.Service.DB.RunChangeFeed(fctx, slog.New(slog.DiscardHandler))
 			}()
 			t.Cleanup(func() { cancel(); <-done })
 			return st

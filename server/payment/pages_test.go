@@ -58,7 +58,7 @@ func TestBrowserCaller(t *testing.T) {
 	ctx := context.Background()
 	jwt := f.demo.Token.JWT
 	for _, origin := range []string{pagesOrigin, "https://shop.example", "http://shop.example:8080"} {
-		c, err := f.svc.Charging.BrowserCaller(ctx, jwt, origin)
+		c, err := f.svc.Access.BrowserCaller(ctx, jwt, origin)
 		if err != nil {
 			t.Fatalf("BrowserCaller from %s: %v", origin, err)
 		}
@@ -66,26 +66,26 @@ func TestBrowserCaller(t *testing.T) {
 			t.Errorf("BrowserCaller from %s = secret %v, origin %q, token %v", origin, c.WithSecret(), c.Origin(), c.Token().ID)
 		}
 	}
-	_, err := f.svc.Charging.BrowserCaller(ctx, jwt, "https://evil.example")
+	_, err := f.svc.Access.BrowserCaller(ctx, jwt, "https://evil.example")
 	wantCode(t, "another origin", err, payment.CodeInvalidDomain)
-	_, err = f.svc.Charging.BrowserCaller(ctx, jwt, "")
+	_, err = f.svc.Access.BrowserCaller(ctx, jwt, "")
 	wantCode(t, "no origin", err, payment.CodeInvalidDomain)
-	_, err = f.svc.Charging.BrowserCaller(ctx, f.demo.Token.Secret+"."+jwt, pagesOrigin)
+	_, err = f.svc.Access.BrowserCaller(ctx, f.demo.Token.Secret+"."+jwt, pagesOrigin)
 	wantCode(t, "secret in front of the JWT", err, payment.CodeInvalidAppToken)
-	_, err = f.svc.Charging.BrowserCaller(ctx, jwt+"x", pagesOrigin)
+	_, err = f.svc.Access.BrowserCaller(ctx, jwt+"x", pagesOrigin)
 	wantCode(t, "bad signature", err, payment.CodeInvalidAppToken)
 
-	merchant, err := f.svc.Charging.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
+	merchant, err := f.svc.Access.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Charging.BrowserCaller(ctx, merchant.JWT, pagesOrigin)
+	_, err = f.svc.Access.BrowserCaller(ctx, merchant.JWT, pagesOrigin)
 	wantCode(t, "merchant token", err, payment.CodeInvalidAppToken)
 
-	if err := f.svc.Charging.RevokeAppToken(ctx, f.server, f.demo.StoreID, f.demo.Token.ID); err != nil {
+	if err := f.svc.Access.RevokeAppToken(ctx, f.server, f.demo.StoreID, f.demo.Token.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Charging.BrowserCaller(ctx, jwt, pagesOrigin)
+	_, err = f.svc.Access.BrowserCaller(ctx, jwt, pagesOrigin)
 	wantCode(t, "revoked token", err, payment.CodeInvalidAppToken)
 }
 
@@ -94,7 +94,7 @@ func TestBrowserCaller(t *testing.T) {
 func TestTokenReceipt(t *testing.T) {
 	f := newPagesFixture(t)
 	ctx := context.Background()
-	page, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, pagesOrigin)
+	page, err := f.svc.Access.BrowserCaller(ctx, f.demo.Token.JWT, pagesOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestTokenReceipt(t *testing.T) {
 
 	// A browser on the shop's own origin is not a gateway page, nor is the
 	// merchant's server.
-	shop, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
+	shop, err := f.svc.Access.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +136,11 @@ func TestTokenReceipt(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := f.svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{})
+	other, err := f.svc.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherServer, err := f.svc.Charging.Authenticate(ctx, "Bearer "+other.Secret+"."+other.JWT, "")
+	otherServer, err := f.svc.Access.Authenticate(ctx, "Bearer "+other.Secret+"."+other.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestTokenReceipt(t *testing.T) {
 func TestCallerTokenIsACopy(t *testing.T) {
 	f := newPagesFixture(t)
 	ctx := context.Background()
-	c, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
+	c, err := f.svc.Access.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestCallerTokenIsACopy(t *testing.T) {
 	if got := c.Token(); got.Domains[0] != "shop.example" || got.Mode != payment.ModeTest || got.RevokedOn != nil {
 		t.Errorf("the caller's token changed through a copy: %+v", got)
 	}
-	if !f.svc.Charging.OriginAllowedFor(c, "https://shop.example") || f.svc.Charging.OriginAllowedFor(c, "https://evil.example") {
+	if !f.svc.Access.OriginAllowedFor(c, "https://shop.example") || f.svc.Access.OriginAllowedFor(c, "https://evil.example") {
 		t.Error("the caller's origins changed through a copy")
 	}
 }

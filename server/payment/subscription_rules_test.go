@@ -411,7 +411,7 @@ func TestSubscriptionLongPollWokenByItsCharge(t *testing.T) {
 func TestSubscriptionAccess(t *testing.T) {
 	ctx := context.Background()
 	w := newSubWorld(t, time.Date(2027, 1, 1, 1, 0, 0, 0, time.UTC), 1, servicetest.Options{PublicOrigin: "http://gateway.test"})
-	browser, err := w.svc.Charging.Authenticate(ctx, "Bearer "+w.demo.Token.JWT, "http://gateway.test")
+	browser, err := w.svc.Access.Authenticate(ctx, "Bearer "+w.demo.Token.JWT, "http://gateway.test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,9 +484,9 @@ func TestSubscriptionAccess(t *testing.T) {
 		t.Errorf("the widget reading its subscription later: %v", err)
 	}
 	// Another merchant's (the other mode's) subscription is not found.
-	live, err := w.svc.Charging.CreateAppToken(ctx, w.demo.Caller, w.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	live, err := w.svc.Access.CreateAppToken(ctx, w.demo.Caller, w.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err == nil {
-		lc, err := w.svc.Charging.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
+		lc, err := w.svc.Access.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
 		if err != nil {
 			t.Fatal(err)
 		}

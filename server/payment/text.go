@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -259,3 +260,24 @@ func callingCodeLength(digits string) int {
 // twoDigitCallingCodes are E.164's two-digit country calling codes.
 const twoDigitCallingCodes = " 20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58" +
 	" 60 61 62 63 64 65 66 81 82 84 86 90 91 92 93 94 95 98 "
+
+// CheckEmail records what is wrong with an e-mail address that is to be
+// stored: not an address, or an address made of a card number, which
+// would then be stored and shown in the clear.
+func CheckEmail(v *Validation, field, s string) {
+	switch {
+	case s == "":
+	case !validEmail(s):
+		v.Add(field, "INVALID_FORMAT_EMAIL")
+	case ContainsCardNumber(s):
+		v.Add(field, ReasonCardNumber)
+	}
+}
+
+func validEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}

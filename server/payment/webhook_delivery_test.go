@@ -181,7 +181,7 @@ func newHookFixture(t *testing.T, o hookOptions) *hookFixture {
 // caller authenticates an issued app token.
 func (f *hookFixture) caller(tok *payment.IssuedAppToken) *payment.Caller {
 	f.t.Helper()
-	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Access.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -375,12 +375,12 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if err := f.st.DB.Update(ctx, func(tx payment.Tx) error { return tx.CreateStore(ctx, other) }); err != nil {
 		t.Fatal(err)
 	}
-	otherTok, err := f.svc.Charging.IssueStoreAppToken(ctx, other.ID, payment.NewAppToken{Mode: payment.ModeTest})
+	otherTok, err := f.svc.Access.IssueStoreAppToken(ctx, other.ID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.webhook(f.caller(otherTok), other.ID, "/other-store", true, all...)
-	liveTok, err := f.svc.Charging.IssueStoreAppToken(ctx, store, payment.NewAppToken{Mode: payment.ModeLive})
+	liveTok, err := f.svc.Access.IssueStoreAppToken(ctx, store, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	merchTok, err := f.svc.Charging.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{Mode: payment.ModeTest})
+	merchTok, err := f.svc.Access.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func newTestHookFixture(t *testing.T) *testHookFixture {
 // server authenticates an issued token's server credential.
 func (f *testHookFixture) server(t *testing.T, tok *payment.IssuedAppToken) *payment.Caller {
 	t.Helper()
-	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Access.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,20 +204,20 @@ func TestPingWebhookVisibility(t *testing.T) {
 	ctx := context.Background()
 
 	otherStore := f.newStore(t, uuid.Nil)
-	otherTok, err := f.svc.Charging.IssueStoreAppToken(ctx, otherStore, payment.NewAppToken{})
+	otherTok, err := f.svc.Access.IssueStoreAppToken(ctx, otherStore, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sibling := f.newStore(t, f.demo.MerchantID)
-	siblingTok, err := f.svc.Charging.IssueStoreAppToken(ctx, sibling, payment.NewAppToken{})
+	siblingTok, err := f.svc.Access.IssueStoreAppToken(ctx, sibling, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveTok, err := f.svc.Charging.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	liveTok, err := f.svc.Access.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	merchantTok, err := f.svc.Charging.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
+	merchantTok, err := f.svc.Access.IssueMerchantAppToken(ctx, f.demo.MerchantID, payment.NewAppToken{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestPingWebhookVisibility(t *testing.T) {
 			t.Errorf("%s: %v, want NOT_FOUND", tc.name, err)
 		}
 	}
-	browser, err := f.svc.Charging.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
+	browser, err := f.svc.Access.BrowserCaller(ctx, f.demo.Token.JWT, "https://shop.example")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -601,10 +601,10 @@ func TestRevocationBeatsRacingLookup(t *testing.T) {
 		revoke func(t *testing.T, f *rulesFixture, auth string, id uuid.UUID)
 	}{
 		{"cached entry", func(t *testing.T, f *rulesFixture, auth string, id uuid.UUID) {
-			if _, err := f.svc.Charging.Authenticate(ctx, auth, ""); err != nil {
+			if _, err := f.svc.Access.Authenticate(ctx, auth, ""); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.svc.Charging.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
+			if err := f.svc.Access.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -627,10 +627,10 @@ func TestRevocationBeatsRacingLookup(t *testing.T) {
 				defer close(looked)
 				// Started before the revocation: either answer is fine
 				// for this request itself.
-				_, _ = f.svc.Charging.Authenticate(ctx, auth, "")
+				_, _ = f.svc.Access.Authenticate(ctx, auth, "")
 			}()
 			<-read // the lookup has read the token, still active
-			if err := f.svc.Charging.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
+			if err := f.svc.Access.RevokeAppToken(ctx, f.caller, f.demo.StoreID, id); err != nil {
 				t.Fatal(err)
 			}
 			close(release) // now it stores what it read
@@ -640,13 +640,13 @@ func TestRevocationBeatsRacingLookup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newRulesFixture(t, payment.Config{AuthCacheTTL: time.Minute})
-			tok, err := f.svc.Charging.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest})
+			tok, err := f.svc.Access.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest})
 			if err != nil {
 				t.Fatal(err)
 			}
 			auth := "Bearer " + tok.Secret + "." + tok.JWT
 			tc.revoke(t, f, auth, tok.ID)
-			_, err = f.svc.Charging.Authenticate(ctx, auth, "")
+			_, err = f.svc.Access.Authenticate(ctx, auth, "")
 			var perr *payment.Error
 			if !errors.As(err, &perr) || perr.Code != payment.CodeInvalidAppToken {
 				t.Errorf("a token revoked on this instance authenticates: %v, want INVALID_APP_TOKEN", err)

@@ -190,7 +190,7 @@ func (q *queue) instance(t *testing.T, name string, cfg payment.Config) *instanc
 		return in
 	}
 	var err error
-	if in.caller, err = in.svc.Charging.Authenticate(context.Background(), q.auth, ""); err != nil {
+	if in.caller, err = in.svc.Access.Authenticate(context.Background(), q.auth, ""); err != nil {
 		t.Fatal(err)
 	}
 	return in

@@ -72,11 +72,11 @@ func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 		t.Fatal(err)
 	}
 	f.storeA, f.storeB = sA.ID, sB.ID
-	if f.tokA, err = svc.Charging.IssueStoreAppToken(ctx, sA.ID, payment.NewAppToken{Mode: payment.ModeTest,
+	if f.tokA, err = svc.Access.IssueStoreAppToken(ctx, sA.ID, payment.NewAppToken{Mode: payment.ModeTest,
 		Domains: []string{"shop.example", "*.shop-cdn.example"}}); err != nil {
 		t.Fatal(err)
 	}
-	if f.tokB, err = svc.Charging.IssueStoreAppToken(ctx, sB.ID, payment.NewAppToken{Mode: payment.ModeTest,
+	if f.tokB, err = svc.Access.IssueStoreAppToken(ctx, sB.ID, payment.NewAppToken{Mode: payment.ModeTest,
 		Domains: []string{"shop-b.example"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func newFormsFixture(t testing.TB, publicOrigin string) *formsFixture {
 // server is how a merchant's server acts for a token.
 func (f *formsFixture) server(t testing.TB, tok *payment.IssuedAppToken) *payment.Caller {
 	t.Helper()
-	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Access.Authenticate(context.Background(), "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (f *formsFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber
 // gateway is the gateway's pages handler over the fixture.
 func (f *formsFixture) gateway(t testing.TB, publicURL string) http.Handler {
 	t.Helper()
-	h, err := New(Config{Service: f.svc.Charging, PublicURL: publicURL, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
+	h, err := New(Config{Service: f.svc.Pages(), PublicURL: publicURL, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,7 +617,7 @@ func TestLinkformSessionTampering(t *testing.T) {
 
 	// A session made with another key (another gateway, a forger) is not
 	// accepted either, even with its own matching CSRF token.
-	other, err := New(Config{Service: f.svc.Charging, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler),
+	other, err := New(Config{Service: f.svc.Pages(), PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler),
 		SessionKey: []byte("a-different-session-key-0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)
@@ -645,7 +645,7 @@ func TestLinkformRevokedToken(t *testing.T) {
 	form := openForm(t, h, "wc-checkout", baseParams(f))
 	ch := f.pay(t, f.tokA, "4000020000000000", 1600, "JPY", meta)
 	c := f.server(t, f.tokA)
-	if err := f.svc.Charging.RevokeAppToken(context.Background(), c, f.storeA, f.tokA.ID); err != nil {
+	if err := f.svc.Access.RevokeAppToken(context.Background(), c, f.storeA, f.tokA.ID); err != nil {
 		t.Fatalf("revoking the form's app token: %v", err)
 	}
 	if rec := form.complete(t, h, map[string]string{"chargeId": ch.ID.String()}); rec.Code != http.StatusForbidden {

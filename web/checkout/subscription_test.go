@@ -230,7 +230,7 @@ func TestLinkformSubscriptionParameters(t *testing.T) {
 func (f *formsFixture) browserSubscription(t testing.TB, card string, amount int64, period string, meta payment.Metadata, codes ...string) (*payment.Subscription, *payment.Charge) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.Charging.BrowserCaller(ctx, f.tokA.JWT, testGateway)
+	c, err := f.svc.Access.BrowserCaller(ctx, f.tokA.JWT, testGateway)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestThemeColoursOneRule(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		tok, err := f.svc.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: []string{"shop.example"}})
+		tok, err := f.svc.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Domains: []string{"shop.example"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -235,11 +235,11 @@ func storeFixture(t *testing.T, change func(*payment.StoreSettings)) *widgetFixt
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := st.Service.Charging.IssueStoreAppToken(ctx, store.ID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
+	tok, err := st.Service.Access.IssueStoreAppToken(ctx, store.ID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Service: st.Service.Charging, PublicURL: widgetGateway, Logger: slog.New(slog.DiscardHandler),
+	h, err := New(Config{Service: st.Service.Pages(), PublicURL: widgetGateway, Logger: slog.New(slog.DiscardHandler),
 		SessionKey: []byte("widget-test-session-key-0123456789abcdef")})
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func newWidgetFixture(t *testing.T) *widgetFixture {
 	st := servicetest.New(t, servicetest.Options{PublicOrigin: widgetGateway})
 	svc, demo := st.Service, st.SeedDemo(t, "shop.example", "*.cdn.example", "127.0.0.1:8081").DemoAccount
 	h, err := New(Config{
-		Service: svc.Charging, PublicURL: widgetGateway, Logger: slog.New(slog.DiscardHandler),
+		Service: svc.Pages(), PublicURL: widgetGateway, Logger: slog.New(slog.DiscardHandler),
 		SessionKey: []byte("widget-test-session-key-0123456789abcdef"),
 	})
 	if err != nil {
@@ -183,15 +183,15 @@ func TestWidgetFrameOrigins(t *testing.T) {
 func TestWidgetFrameBadToken(t *testing.T) {
 	f := newWidgetFixture(t)
 	ctx := context.Background()
-	other, err := f.svc.Charging.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
+	other, err := f.svc.Access.IssueStoreAppToken(ctx, f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller, err := f.svc.Charging.Authenticate(ctx, "Bearer "+f.demo.Token.Secret+"."+f.demo.Token.JWT, "")
+	caller, err := f.svc.Access.Authenticate(ctx, "Bearer "+f.demo.Token.Secret+"."+f.demo.Token.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Charging.RevokeAppToken(ctx, caller, f.demo.StoreID, other.ID); err != nil {
+	if err := f.svc.Access.RevokeAppToken(ctx, caller, f.demo.StoreID, other.ID); err != nil {
 		t.Fatal(err)
 	}
 	forged := f.demo.Token.JWT[:len(f.demo.Token.JWT)-4] + "AAAA"

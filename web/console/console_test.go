@@ -59,7 +59,7 @@ func newBareConsole(t *testing.T, opts servicetest.Options) *consoleFixture {
 	}
 	f.stack = servicetest.New(t, opts)
 	f.demo = f.stack.SeedDemo(t)
-	c, err := newConsole(Config{Service: f.stack.Service.Charging, PublicURL: origin, SessionKey: []byte(strings.Repeat("k", 32)), Mailbox: f.mailbox,
+	c, err := newConsole(Config{Service: f.stack.Service.Pages(), PublicURL: origin, SessionKey: []byte(strings.Repeat("k", 32)), Mailbox: f.mailbox,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +77,11 @@ func newConsoleFixture(t *testing.T) *consoleFixture {
 	f.own = f.objects(t, f.demo.StoreID, f.demo.Caller)
 	otherStore, otherCaller := addMerchant(t, f.stack)
 	f.otherTenant = f.objects(t, otherStore, otherCaller)
-	live, err := f.stack.Service.Charging.IssueStoreAppToken(context.Background(), f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	live, err := f.stack.Service.Access.IssueStoreAppToken(context.Background(), f.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveCaller, err := f.stack.Service.Charging.Authenticate(context.Background(), "Bearer "+live.Secret+"."+live.JWT, "")
+	liveCaller, err := f.stack.Service.Access.Authenticate(context.Background(), "Bearer "+live.Secret+"."+live.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func (f *consoleFixture) objects(t *testing.T, storeID uuid.UUID, c *payment.Cal
 	} else {
 		ch = servicetest.Pay(t, svc, c, "4000020000000000", 1000, "JPY", nil)
 	}
-	tok, err := svc.Charging.CreateAppToken(ctx, c, storeID, payment.NewAppToken{Mode: c.Token().Mode})
+	tok, err := svc.Access.CreateAppToken(ctx, c, storeID, payment.NewAppToken{Mode: c.Token().Mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,11 +159,11 @@ func addMerchant(t *testing.T, stack *servicetest.Stack) (uuid.UUID, *payment.Ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := stack.Service.Charging.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
+	tok, err := stack.Service.Access.IssueStoreAppToken(ctx, st.ID, payment.NewAppToken{Mode: payment.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := stack.Service.Charging.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := stack.Service.Access.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +652,7 @@ func TestConsoleCookie(t *testing.T) {
 		publicURL string
 		secure    bool
 	}{{"http://127.0.0.1:8080", false}, {"https://pay.example", true}} {
-		h, err := New(Config{Service: stack.Service.Charging, PublicURL: tc.publicURL, SessionKey: []byte(strings.Repeat("k", 32)),
+		h, err := New(Config{Service: stack.Service.Pages(), PublicURL: tc.publicURL, SessionKey: []byte(strings.Repeat("k", 32)),
 			Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)

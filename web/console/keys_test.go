@@ -156,7 +156,7 @@ func TestConsoleKeysAppTokens(t *testing.T) {
 	if code, body := k.apiGet(t, "/stores", auth); code != http.StatusOK {
 		t.Fatalf("the new token against GET /stores: %d %v", code, body)
 	}
-	caller, err := k.svc.Charging.Authenticate(context.Background(), auth, "")
+	caller, err := k.svc.Access.Authenticate(context.Background(), auth, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestConsoleKeysAppTokenLimit(t *testing.T) {
 	if len(keysSecrets(p.body)) != 0 {
 		t.Error("the refusal shows a secret")
 	}
-	page, err := k.svc.Charging.AppTokens(ctx, k.demo.Caller, k.demo.StoreID, payment.ListParams{Limit: 100})
+	page, err := k.svc.Access.AppTokens(ctx, k.demo.Caller, k.demo.StoreID, payment.ListParams{Limit: 100})
 	if err != nil || len(page.Items) != 20 {
 		t.Fatalf("%d tokens, %v; want 20", len(page.Items), err)
 	}
@@ -589,11 +589,11 @@ func TestConsoleKeysTestChargeQuota(t *testing.T) {
 func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	k := newKeysFixture(t)
 	ctx := context.Background()
-	live, err := k.svc.Charging.IssueStoreAppToken(ctx, k.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	live, err := k.svc.Access.IssueStoreAppToken(ctx, k.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liveCaller, err := k.svc.Charging.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
+	liveCaller, err := k.svc.Access.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +609,7 @@ func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	if p := k.post(t, tokens+"/"+live.ID.String()+"/revoke", url.Values{"confirm": {"yes"}}); p.status != http.StatusNotFound {
 		t.Errorf("revoking the live token in test mode: %d, want 404", p.status)
 	}
-	if _, err := k.svc.Charging.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, ""); err != nil {
+	if _, err := k.svc.Access.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, ""); err != nil {
 		t.Errorf("the live token was revoked: %v", err)
 	}
 	hookPath := storePath(k.demo.StoreID, "/webhooks/"+hook.ID.String())

@@ -137,11 +137,11 @@ func (pc *paymentsConsole) otherMerchantCharge(t *testing.T) *payment.Charge {
 func (pc *paymentsConsole) liveCharge(t *testing.T) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	issued, err := pc.stack.Service.Charging.IssueStoreAppToken(ctx, pc.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	issued, err := pc.stack.Service.Access.IssueStoreAppToken(ctx, pc.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := pc.stack.Service.Charging.Authenticate(ctx, "Bearer "+issued.Secret+"."+issued.JWT, "")
+	c, err := pc.stack.Service.Access.Authenticate(ctx, "Bearer "+issued.Secret+"."+issued.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,11 +438,11 @@ func TestConsoleRefund(t *testing.T) {
 	if a.status != http.StatusSeeOther || a.location != path {
 		t.Fatalf("the confirmed POST: %d to %q\n%s", a.status, a.location, a.body)
 	}
-	_, sess, err := svc.Charging.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: pc.demo.ConsolePassword, ClientIP: "192.0.2.7"})
+	_, sess, err := svc.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: pc.demo.ConsolePassword, ClientIP: "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller, err := svc.Charging.ConsoleCaller(ctx, sess, ch.StoreID)
+	caller, err := svc.Access.ConsoleCaller(ctx, sess, ch.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}

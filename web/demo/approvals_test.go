@@ -20,7 +20,7 @@ import (
 func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta payment.Metadata, act ...string) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.Charging.Authenticate(ctx, "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
+	c, err := f.svc.Access.Authenticate(ctx, "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,10 +60,10 @@ func newGatewayFixture(t *testing.T) *gatewayFixture {
 		}
 	}
 	var err error
-	if f.tokA, err = f.svc.Charging.IssueStoreAppToken(ctx, f.storeA.ID, payment.NewAppToken{Domains: []string{"127.0.0.1"}}); err != nil {
+	if f.tokA, err = f.svc.Access.IssueStoreAppToken(ctx, f.storeA.ID, payment.NewAppToken{Domains: []string{"127.0.0.1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if f.tokB, err = f.svc.Charging.IssueStoreAppToken(ctx, f.storeB.ID, payment.NewAppToken{}); err != nil {
+	if f.tokB, err = f.svc.Access.IssueStoreAppToken(ctx, f.storeB.ID, payment.NewAppToken{}); err != nil {
 		t.Fatal(err)
 	}
 	apiSrv := api.New(api.Config{Service: f.svc, Logger: slog.New(slog.DiscardHandler), PublicOrigin: publicURL})
@@ -113,7 +113,7 @@ func (f *gatewayFixture) apiCalls() int {
 func (f *gatewayFixture) pay(t testing.TB, tok *payment.IssuedAppToken, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.Charging.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Access.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}

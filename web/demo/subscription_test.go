@@ -25,7 +25,7 @@ import (
 func (f *gatewayFixture) subscribe(t *testing.T, tok *payment.IssuedAppToken, card string, amount int64, period string, meta payment.Metadata) *payment.Subscription {
 	t.Helper()
 	ctx := context.Background()
-	c, err := f.svc.Charging.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
+	c, err := f.svc.Access.Authenticate(ctx, "Bearer "+tok.Secret+"."+tok.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func newHookedShop(t *testing.T, f *gatewayFixture, dataDir string) *hookedShop 
 // the gateway.
 func (f *gatewayFixture) caller(t *testing.T) *payment.Caller {
 	t.Helper()
-	c, err := f.svc.Charging.Authenticate(context.Background(), "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
+	c, err := f.svc.Access.Authenticate(context.Background(), "Bearer "+f.tokA.Secret+"."+f.tokA.JWT, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func newSandboxFixture(t testing.TB) *sandboxFixture {
 	clock := kessaitest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
 	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: testGateway})
 	demo := st.SeedDemo(t, "shop.example", "*.shop-cdn.example")
-	h, err := New(Config{Service: st.Service.Charging, PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
+	h, err := New(Config{Service: st.Service.Pages(), PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
 		t.Fatal(err)
 	}

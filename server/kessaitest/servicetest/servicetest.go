@@ -168,7 +168,7 @@ type Demo struct {
 func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 	tb.Helper()
 	ctx := context.Background()
-	acct, err := s.Service.Charging.SeedDemo(ctx, domains)
+	acct, err := s.Service.Access.SeedDemo(ctx, domains)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 		tb.Fatal("SeedDemo seeded nothing")
 	}
 	d := &Demo{DemoAccount: acct, Auth: "Bearer " + acct.Token.Secret + "." + acct.Token.JWT}
-	if d.Caller, err = s.Service.Charging.Authenticate(ctx, d.Auth, ""); err != nil {
+	if d.Caller, err = s.Service.Access.Authenticate(ctx, d.Auth, ""); err != nil {
 		tb.Fatal(err)
 	}
 	return d

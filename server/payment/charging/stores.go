@@ -74,21 +74,10 @@ func (s *Service) Store(ctx context.Context, c *payment.Caller, id uuid.UUID) (*
 	var st *payment.Store
 	err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
-		st, err = s.visibleStore(ctx, tx, c, id)
+		st, err = payment.VisibleStore(ctx, tx, c, id)
 		return err
 	})
 	return st, err
-}
-
-func (s *Service) visibleStore(ctx context.Context, tx payment.Tx, c *payment.Caller, id uuid.UUID) (*payment.Store, error) {
-	st, err := tx.Store(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !c.CanSeeStore(st) {
-		return nil, payment.NotFound("store")
-	}
-	return st, nil
 }
 
 // CheckoutInfo returns the payment settings of a store token's store.

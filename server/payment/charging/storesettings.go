@@ -23,7 +23,7 @@ func (s *Service) UpdateStore(ctx context.Context, c *payment.Caller, storeID uu
 	var st *payment.Store
 	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		var err error
-		if st, err = s.visibleStore(ctx, tx, c, storeID); err != nil {
+		if st, err = payment.VisibleStore(ctx, tx, c, storeID); err != nil {
 			return err
 		}
 		if u.Name != nil {

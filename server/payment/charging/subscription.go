@@ -348,7 +348,7 @@ func (s *Service) visibleSubscription(ctx context.Context, tx payment.Tx, c *pay
 	if storeID == uuid.Nil {
 		storeID = sub.StoreID
 	}
-	if _, err := s.visibleStore(ctx, tx, c, storeID); err != nil {
+	if _, err := payment.VisibleStore(ctx, tx, c, storeID); err != nil {
 		return nil, payment.NotFound("subscription")
 	}
 	if sub.StoreID != storeID || sub.Mode != c.Mode() {

@@ -522,7 +522,7 @@ const simulatedUnlimited = 12
 func (s *Service) SimulatePlan(ctx context.Context, c *payment.Caller, storeID uuid.UUID, paymentType string, p payment.NewSubscription) ([]*payment.ScheduledPayment, error) {
 	if storeID != uuid.Nil {
 		if err := s.db.View(ctx, func(tx payment.Tx) error {
-			_, err := s.visibleStore(ctx, tx, c, storeID)
+			_, err := payment.VisibleStore(ctx, tx, c, storeID)
 			return err
 		}); err != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package charging
 
 import (
 	"context"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -31,27 +30,6 @@ func storeCaller(c *payment.Caller) (uuid.UUID, error) {
 		return uuid.Nil, payment.Errorf(payment.CodeInvalidPermissions, "this operation needs a store app token")
 	}
 	return c.StoreID(), nil
-}
-
-// checkEmail records what is wrong with an e-mail address that is to be
-// stored: not an address, or an address made of a card number, which
-// would then be stored and shown in the clear.
-func checkEmail(v *payment.Validation, field, s string) {
-	switch {
-	case s == "":
-	case !validEmail(s):
-		v.Add(field, "INVALID_FORMAT_EMAIL")
-	case payment.ContainsCardNumber(s):
-		v.Add(field, payment.ReasonCardNumber)
-	}
-}
-
-func validEmail(s string) bool {
-	if len(s) > 254 {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && a.Name == ""
 }
 
 func (s *Service) checkNewToken(p *payment.NewToken, c *payment.Caller, now time.Time) error {
@@ -86,7 +64,7 @@ func (s *Service) checkNewToken(p *payment.NewToken, c *payment.Caller, now time
 		// address to reach them ask for one.
 		v.Add("email", payment.ReasonRequired)
 	default:
-		checkEmail(&v, "email", p.Email)
+		payment.CheckEmail(&v, "email", p.Email)
 	}
 	if known {
 		m.checkToken(&v, p, now)
@@ -174,7 +152,7 @@ func cvcAssociated(id uuid.UUID) []byte { return append([]byte("cvc:"), id[:]...
 // visibleToken returns a token the caller may see; a store token sees its
 // store's, a merchant token its merchant's.
 func (s *Service) visibleToken(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, id uuid.UUID) (*payment.TransactionToken, error) {
-	if _, err := s.visibleStore(ctx, tx, c, storeID); err != nil {
+	if _, err := payment.VisibleStore(ctx, tx, c, storeID); err != nil {
 		return nil, err
 	}
 	tok, err := tx.Token(ctx, id)
@@ -240,7 +218,7 @@ func (s *Service) listScope(ctx context.Context, tx payment.Tx, c *payment.Calle
 		}
 		return payment.AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.StoreID()}, nil
 	}
-	st, err := s.visibleStore(ctx, tx, c, storeID)
+	st, err := payment.VisibleStore(ctx, tx, c, storeID)
 	if err != nil {
 		return payment.AppTokenFilter{}, err
 	}
@@ -266,7 +244,7 @@ func (s *Service) UpdateToken(ctx context.Context, c *payment.Caller, storeID, i
 			if tok.Email == "" {
 				v.Add("email", "INVALID_FORMAT_EMAIL")
 			} else {
-				checkEmail(&v, "email", tok.Email)
+				payment.CheckEmail(&v, "email", tok.Email)
 			}
 		}
 		month, year := tok.Card.ExpMonth, tok.Card.ExpYear

@@ -51,7 +51,7 @@ func (s *Service) webhookOwner(ctx context.Context, tx payment.Tx, c *payment.Ca
 		}
 		storeID = c.StoreID()
 	}
-	if _, err := s.visibleStore(ctx, tx, c, storeID); err != nil {
+	if _, err := payment.VisibleStore(ctx, tx, c, storeID); err != nil {
 		return uuid.Nil, err
 	}
 	return storeID, nil

@@ -7,15 +7,48 @@ package services
 
 import (
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/access"
 	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
 
-// Set is the domain's services, one per capability.
+// Set is the domain's services, one per capability, over one DB.
 type Set struct {
+	// DB runs the transactions of all of them; its RunChangeFeed links
+	// this process with the others on the same database.
+	DB       *outbox.DB
+	Access   *access.Service
 	Charging *charging.Service
 }
 
 // New returns the services over a storage engine.
 func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec, cfg payment.Config) *Set {
-	return &Set{Charging: charging.NewService(storage, clock, codec, cfg)}
+	db := outbox.New(storage, outbox.Config{
+		Clock: clock, Meter: cfg.Meter, EncodeEvent: cfg.EncodeEvent,
+		ChangeFeed: cfg.ChangeFeed, LongPollRecheck: cfg.LongPollRecheck,
+	})
+	return &Set{
+		DB:       db,
+		Access:   access.New(db, clock, codec, cfg),
+		Charging: charging.NewService(db, clock, cfg),
+	}
 }
+
+// Pages answers, as one value, what the hosted pages ask of the domain:
+// their packages each declare what they ask as one interface
+// (checkout.Service, console.Service, sandboxpages.Service), whose methods
+// belong to several capabilities.
+type Pages struct {
+	*accessRules
+	*chargingRules
+}
+
+// The capabilities under names of their own, so that Pages can hold them
+// side by side.
+type (
+	accessRules   = access.Service
+	chargingRules = charging.Service
+)
+
+// Pages returns the services as the hosted pages use them.
+func (s *Set) Pages() *Pages { return &Pages{s.Access, s.Charging} }

@@ -1,4 +1,4 @@
-package charging
+package access
 
 // maxDomains bounds a token's domain list; it is checked on every browser
 // request.

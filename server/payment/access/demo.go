@@ -1,4 +1,4 @@
-package charging
+package access
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package charging
+package access
 
 import (
 	"bytes"
@@ -346,7 +346,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, r payment.PasswordRe
 	}
 	// The address is the daily quota's key, which is stored.
 	var v payment.Validation
-	if checkEmail(&v, "email", email); v.Err() != nil {
+	if payment.CheckEmail(&v, "email", email); v.Err() != nil {
 		return v.Err()
 	}
 	if err := s.throttle(ctx, resetRequestKeys(r.ClientIP)); err != nil {
@@ -476,7 +476,11 @@ func (s *Service) ConsoleCaller(ctx context.Context, sess *payment.ConsoleSessio
 		Mode: sess.Mode, CreatedOn: sess.CreatedOn}
 	c := payment.NewConsoleCaller(tok, s.publicOrigin)
 	if storeID != uuid.Nil {
-		if _, err := s.Store(ctx, c, storeID); err != nil {
+		err := s.db.View(ctx, func(tx payment.Tx) error {
+			_, err := payment.VisibleStore(ctx, tx, c, storeID)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,4 @@
-package charging
+package access
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func (s *Service) appTokenOwner(ctx context.Context, tx payment.Tx, c *payment.C
 		}
 		return payment.AppTokenFilter{MerchantID: c.MerchantID()}, nil
 	}
-	st, err := s.visibleStore(ctx, tx, c, storeID)
+	st, err := payment.VisibleStore(ctx, tx, c, storeID)
 	if err != nil {
 		return payment.AppTokenFilter{}, err
 	}
