@@ -58,6 +58,7 @@ var (
 var domainLayers = [][]string{
 	{"server/payment"},
 	{"server/payment/outbox"},
+	{"server/payment/workqueue"},
 	{"server/payment/access", "server/payment/charging"},
 	{"server/payment/services"},
 }

@@ -782,7 +782,7 @@ func TestTokenLongPoll(t *testing.T) {
 	// Pending, then moved by the worker while the read is held.
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := f.svc.Charging.ProcessPending(context.Background(), 10); err != nil {
+		if _, err := f.svc.Work.ProcessPending(context.Background(), 10); err != nil {
 			t.Errorf("ProcessPending: %v", err)
 		}
 	}()
@@ -810,7 +810,7 @@ func TestTokenLongPoll(t *testing.T) {
 	ch := f.charge(t, tok, 1000, "JPY")
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		if _, err := f.svc.Charging.ProcessPending(context.Background(), 10); err != nil {
+		if _, err := f.svc.Work.ProcessPending(context.Background(), 10); err != nil {
 			t.Errorf("ProcessPending: %v", err)
 		}
 	}()

@@ -728,7 +728,7 @@ func TestIdempotentRetryAfterCrashOnEveryCreateRoute(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.Charging.ProcessPending(ctx, 100); err != nil {
+		if _, err := f.svc.Work.ProcessPending(ctx, 100); err != nil {
 			t.Fatal(err)
 		}
 		return ch.ID.String()

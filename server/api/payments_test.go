@@ -212,7 +212,7 @@ func requestBody(t testing.TB, body any) []byte {
 func (f *payFixture) process(t testing.TB) {
 	t.Helper()
 	for range 10 {
-		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Work.ProcessPending(context.Background(), 100)
 		if err != nil {
 			t.Fatalf("ProcessPending: %v", err)
 		}
@@ -1138,7 +1138,7 @@ func TestChargeLongPoll(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			f.svc.Charging.RunWorker(ctx, 50*time.Millisecond, slog.New(slog.DiscardHandler))
+			f.svc.Work.RunWorker(ctx, 50*time.Millisecond, slog.New(slog.DiscardHandler))
 		}()
 		t.Cleanup(func() {
 			cancel()

@@ -1023,7 +1023,7 @@ func TestCVVAuthorization(t *testing.T) {
 			t.Errorf("charge of a checked token is %s", st)
 		}
 		// The check is done once: nothing is queued for the token again.
-		if n, err := f.svc.Charging.ProcessPending(context.Background(), 10); err != nil || n != 0 {
+		if n, err := f.svc.Work.ProcessPending(context.Background(), 10); err != nil || n != 0 {
 			t.Errorf("ProcessPending after the check: %d, %v", n, err)
 		}
 	})

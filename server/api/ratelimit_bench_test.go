@@ -71,7 +71,7 @@ func buildBenchGateway(b *testing.B, meter meteredBenchMeter) (*benchGateway, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil {
+	if _, err := svc.Work.ProcessPending(ctx, 10); err != nil {
 		return nil, err
 	}
 	// Rules so generous that nothing is ever refused: every request runs

@@ -419,7 +419,7 @@ func (g *rlGateway) countTokens(tb testing.TB) int {
 func (g *rlGateway) process(tb testing.TB) {
 	tb.Helper()
 	for {
-		n, err := g.svc.Charging.ProcessPending(context.Background(), 100)
+		n, err := g.svc.Work.ProcessPending(context.Background(), 100)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -506,7 +506,7 @@ func (s *fakeSender) sent() []payment.WebhookRequest {
 func (f *payFixture) drain(t testing.TB) {
 	t.Helper()
 	for range 20 {
-		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Work.ProcessPending(context.Background(), 100)
 		if err != nil && !strings.Contains(err.Error(), "webhook delivery failed") {
 			t.Fatalf("ProcessPending: %v", err)
 		}

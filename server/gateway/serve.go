@@ -118,10 +118,11 @@ func open(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*g
 	g.metrics = prometheus.New(prometheus.Config{
 		// Read at each scrape, once the service exists.
 		WorkQueue: func(ctx context.Context) ([]payment.WorkQueueStats, error) {
-			return g.service.Charging.WorkQueueStats(ctx)
+			return g.service.Work.Stats(ctx)
 		},
-		Clock:  g.clock(),
-		Logger: log,
+		WorkKinds: func() []payment.WorkKind { return g.service.Work.Kinds() },
+		Clock:     g.clock(),
+		Logger:    log,
 	})
 	g.throttle.meter = g.metrics
 	transport, err := g.mailTransport()
@@ -271,7 +272,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_
 
 	// The worker finishes what requests started (and, after a restart, what
 	// a crash interrupted).
-	r.background.run(func(ctx context.Context) { g.service.Charging.RunWorker(ctx, time.Second, log) })
+	r.background.run(func(ctx context.Context) { g.service.Work.RunWorker(ctx, time.Second, log) })
 
 	// News from the other processes on the same database (PostgreSQL).
 	r.background.run(func(ctx context.Context) { g.service.DB.RunChangeFeed(ctx, log) })

@@ -170,7 +170,7 @@ func TestEveryCreateChecksMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil {
+	if _, err := svc.Work.ProcessPending(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
 	for name, create := range map[string]func() error{

@@ -111,7 +111,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 		ch := newCardCharge(t, a.Service, demo.Caller)
 		polled := pollCharge(t, a.Service, demo.Caller, ch)
 		time.Sleep(50 * time.Millisecond) // let the poll start waiting
-		if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := b.Service.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		awaitPoll(t, polled)
@@ -138,7 +138,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				ch := newCardChargeCapture(t, a.Service, demo.Caller, tc.capture)
-				if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
+				if _, err := b.Service.Work.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
 				if err := tc.start(ch); err != nil {
@@ -158,7 +158,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 					t.Fatalf("the poll answered %v while the %s waited for the worker", got.Status, tc.name)
 				default:
 				}
-				if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
+				if _, err := b.Service.Work.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
 				select {
@@ -178,7 +178,7 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			b.Service.Charging.RunWorker(wctx, time.Hour, slog.New(slog.DiscardHandler))
+			b.Service.Work.RunWorker(wctx, time.Hour, slog.New(slog.DiscardHandler))
 		}()
 		defer func() { stop(); <-done }()
 		time.Sleep(50 * time.Millisecond) // B's worker has made its first pass
@@ -222,7 +222,7 @@ func TestChangeFeedRereadsAfterReconnecting(t *testing.T) {
 	ch := newCardCharge(t, a.Service, demo.Caller)
 	polled := pollCharge(t, a.Service, demo.Caller, ch)
 	time.Sleep(50 * time.Millisecond)
-	if _, err := b.Service.Charging.ProcessPending(ctx, 50); err != nil {
+	if _, err := b.Service.Work.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	close(hub.deaf)

@@ -33,7 +33,7 @@ func TestChargeEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
+	if _, err := svc.Work.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 

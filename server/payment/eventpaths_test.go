@@ -83,7 +83,7 @@ func (f *pathFixture) settled(want ...string) {
 
 func (f *pathFixture) drain() {
 	f.t.Helper()
-	if _, err := f.svc.Charging.ProcessPending(context.Background(), 50); err != nil {
+	if _, err := f.svc.Work.ProcessPending(context.Background(), 50); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -53,7 +53,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 	drain := func(t *testing.T) {
 		t.Helper()
-		if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 	}

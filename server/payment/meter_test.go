@@ -142,7 +142,7 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky.failCommit.Store(true)
-	if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil && !errors.Is(err, errCommitFailed) {
+	if _, err := svc.Work.ProcessPending(ctx, 10); err != nil && !errors.Is(err, errCommitFailed) {
 		t.Fatal(err)
 	}
 	flaky.failCommit.Store(false)
@@ -168,7 +168,7 @@ func awaitRefund(t *testing.T, svc *services.Set, demo *servicetest.Demo, ch *pa
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := svc.Charging.ProcessPending(ctx, 10); err != nil {
+		if _, err := svc.Work.ProcessPending(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
 		r, err := svc.Charging.Refund(ctx, demo.Caller, ch.StoreID, ch.ID, id, 0)

@@ -221,7 +221,7 @@ func TestEarlierDecisionWins(t *testing.T) {
 			q.clk.Advance(time.Minute)
 			for n := -1; n != 0; {
 				var err error
-				if n, err = in.svc.Charging.ProcessPending(ctx, 100); err != nil {
+				if n, err = in.svc.Work.ProcessPending(ctx, 100); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -37,7 +37,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 	}
 	drain := func(b *testing.B, svc *services.Set) {
 		for {
-			n, err := svc.Charging.ProcessPending(ctx, 256)
+			n, err := svc.Work.ProcessPending(ctx, 256)
 			if err != nil {
 				b.Fatal(err)
 			}

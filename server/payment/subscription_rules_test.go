@@ -292,7 +292,7 @@ func TestSubscriptionItemDuringACharge(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.Charging.ProcessPending(ctx, 10); err == nil {
+	if _, err := w.svc.Work.ProcessPending(ctx, 10); err == nil {
 		t.Log("(the failing authorisation is retried later)")
 	}
 	if n := len(w.charges(sub.ID)); n != 1 {

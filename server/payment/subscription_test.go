@@ -85,7 +85,7 @@ func (w *subWorld) run() {
 		var wg sync.WaitGroup
 		for _, st := range w.stacks {
 			wg.Go(func() {
-				n, err := st.Service.Charging.ProcessPending(context.Background(), 100)
+				n, err := st.Service.Work.ProcessPending(context.Background(), 100)
 				if err != nil {
 					w.t.Error(err)
 				}

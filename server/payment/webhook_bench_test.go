@@ -106,7 +106,7 @@ func (h *benchHooks) runWorker() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.svc.Charging.RunWorker(ctx, time.Second, slog.New(slog.DiscardHandler))
+		h.svc.Work.RunWorker(ctx, time.Second, slog.New(slog.DiscardHandler))
 	}()
 	return func() { cancel(); <-done }
 }

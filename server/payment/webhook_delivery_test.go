@@ -208,7 +208,7 @@ func (f *hookFixture) drain() error {
 	f.t.Helper()
 	var errs []error
 	for range 50 {
-		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Work.ProcessPending(context.Background(), 100)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -200,7 +200,7 @@ func (f *rulesFixture) newCharge(t *testing.T, amount int64, capture bool) *paym
 func (f *rulesFixture) settle(t *testing.T) {
 	t.Helper()
 	for range 10 {
-		n, err := f.svc.Charging.ProcessPending(context.Background(), 100)
+		n, err := f.svc.Work.ProcessPending(context.Background(), 100)
 		if err != nil {
 			t.Fatalf("ProcessPending: %v", err)
 		}
@@ -214,7 +214,7 @@ func (f *rulesFixture) settle(t *testing.T) {
 // pass runs one worker pass and checks how many operations were due.
 func (f *rulesFixture) pass(t *testing.T, wantFound int) {
 	t.Helper()
-	n, _ := f.svc.Charging.ProcessPending(context.Background(), 100)
+	n, _ := f.svc.Work.ProcessPending(context.Background(), 100)
 	if n != wantFound {
 		t.Fatalf("worker pass at %s found %d operations, want %d", f.clk.Now().Format(time.TimeOnly), n, wantFound)
 	}
@@ -444,7 +444,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 
 	voided := make(chan error, 1)
 	go func() {
-		_, err := f.svc.Charging.ProcessPending(ctx, 10) // finds the cancel; its void waits at the acquirer
+		_, err := f.svc.Work.ProcessPending(ctx, 10) // finds the cancel; its void waits at the acquirer
 		voided <- err
 	}()
 	<-entered
@@ -453,7 +453,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 	if err := f.svc.Charging.CaptureCharge(ctx, f.caller, ch.StoreID, ch.ID, payment.ChargeCapture{}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.svc.Charging.ProcessPending(ctx, 1); n != 1 || err != nil {
+	if n, err := f.svc.Work.ProcessPending(ctx, 1); n != 1 || err != nil {
 		t.Fatalf("capture pass: %d, %v", n, err)
 	}
 	if got := f.charge(t, ch.ID); got.Status != payment.ChargeSuccessful {
@@ -565,7 +565,7 @@ func TestCaptureRetryStartsAfresh(t *testing.T) {
 		if i > 100 {
 			t.Fatal("the authorisation never completed")
 		}
-		_, _ = f.svc.Charging.ProcessPending(ctx, 10)
+		_, _ = f.svc.Work.ProcessPending(ctx, 10)
 		f.clk.Advance(time.Second)
 	}
 	if got := f.charge(t, ch.ID); got.Status != payment.ChargeAuthorized || f.acq.callsOf("authorize") != 6 {

@@ -54,7 +54,7 @@ func TestWorkerBacksOffFailedWork(t *testing.T) {
 	}
 	pass := func(wantFound int) {
 		t.Helper()
-		n, _ := svc.Charging.ProcessPending(ctx, 10)
+		n, _ := svc.Work.ProcessPending(ctx, 10)
 		if n != wantFound {
 			t.Fatalf("pass at %s found %d operations, want %d", clk.Now().Format(time.TimeOnly), n, wantFound)
 		}

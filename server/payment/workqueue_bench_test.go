@@ -56,7 +56,7 @@ func BenchmarkWorkerDrain(b *testing.B) {
 	start := time.Now()
 	go func() {
 		defer close(done)
-		svc.Charging.RunWorker(workerCtx, time.Second, slog.New(slog.DiscardHandler))
+		svc.Work.RunWorker(workerCtx, time.Second, slog.New(slog.DiscardHandler))
 	}()
 	for pending() > 0 {
 		time.Sleep(10 * time.Millisecond)

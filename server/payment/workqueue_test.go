@@ -205,7 +205,7 @@ func (in *instance) run(t *testing.T, interval time.Duration) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		in.svc.Charging.RunWorker(ctx, interval, slog.New(slog.DiscardHandler))
+		in.svc.Work.RunWorker(ctx, interval, slog.New(slog.DiscardHandler))
 	}()
 	stop = func() {
 		cancel()
@@ -263,7 +263,7 @@ func (in *instance) item(t testing.TB, kind payment.WorkKind, id uuid.UUID) *pay
 
 func (in *instance) pass(t *testing.T, wantClaimed int) {
 	t.Helper()
-	n, _ := in.svc.Charging.ProcessPending(context.Background(), 100)
+	n, _ := in.svc.Work.ProcessPending(context.Background(), 100)
 	if n != wantClaimed {
 		t.Fatalf("a worker pass claimed %d items, want %d", n, wantClaimed)
 	}

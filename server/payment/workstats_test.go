@@ -23,7 +23,7 @@ func TestWorkQueueStatsReportsQueuedCharge(t *testing.T) {
 	svc, caller := st.Service, st.SeedDemo(t).Caller
 	authorize := func(t *testing.T) *payment.WorkQueueStats {
 		t.Helper()
-		stats, err := svc.Charging.WorkQueueStats(ctx)
+		stats, err := svc.Work.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestWorkQueueStatsReportsQueuedCharge(t *testing.T) {
 		}
 	}
 
-	if n, err := svc.Charging.ProcessPending(ctx, 10); err != nil || n != 1 {
+	if n, err := svc.Work.ProcessPending(ctx, 10); err != nil || n != 1 {
 		t.Fatalf("ProcessPending = %d, %v; want the one authorisation", n, err)
 	}
 	if got := authorize(t); got != nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
 )
 
 // Config is what the metrics need besides what they are told.
@@ -33,6 +32,9 @@ type Config struct {
 	// WorkQueue reads the work queue's statistics at each scrape (nil:
 	// no queue metrics); Clock is the service's, which says what is due.
 	WorkQueue func(context.Context) ([]payment.WorkQueueStats, error)
+	// WorkKinds are the kinds of work this version carries out, each
+	// reported at every scrape, 0 when none is queued.
+	WorkKinds func() []payment.WorkKind
 	Clock     payment.Clock
 	// QueueTimeout bounds the queue's read per scrape (default 2 s).
 	QueueTimeout time.Duration
@@ -283,7 +285,11 @@ func (c *queueCollector) Collect(ch chan<- client.Metric) {
 	}
 	// Every kind this version knows is reported, 0 when none is queued, so
 	// that a drained queue reads 0 rather than nothing.
-	for _, kind := range charging.WorkKinds() {
+	var kinds []payment.WorkKind
+	if c.cfg.WorkKinds != nil {
+		kinds = c.cfg.WorkKinds()
+	}
+	for _, kind := range kinds {
 		st := byKind[kind]
 		delete(byKind, kind)
 		c.collect(ch, string(kind), st, now)

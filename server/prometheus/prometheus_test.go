@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/prometheus"
 )
 
@@ -134,9 +134,12 @@ func TestQueueMetrics(t *testing.T) {
 	clock := kessaitest.NewClock(now)
 	var stats []payment.WorkQueueStats
 	var readErr error
+	// The kinds a gateway of this version registers.
+	kinds := servicetest.New(t, servicetest.Options{}).Service.Work.Kinds()
 	m := prometheus.New(prometheus.Config{
-		Clock:  clock,
-		Logger: slog.New(slog.DiscardHandler),
+		Clock:     clock,
+		Logger:    slog.New(slog.DiscardHandler),
+		WorkKinds: func() []payment.WorkKind { return kinds },
 		WorkQueue: func(ctx context.Context) ([]payment.WorkQueueStats, error) {
 			if _, ok := ctx.Deadline(); !ok {
 				t.Error("the queue is read without a deadline")
@@ -153,7 +156,7 @@ func TestQueueMetrics(t *testing.T) {
 # HELP kessai_work_queue_items Items in the work queue (shared by every process on the database), by kind and state: due (waiting or running) or scheduled (due later).
 # TYPE kessai_work_queue_items gauge
 `
-	for _, kind := range charging.WorkKinds() {
+	for _, kind := range kinds {
 		due, scheduled := "0", "0"
 		if kind == payment.WorkAuthorize {
 			due, scheduled = "3", "1"

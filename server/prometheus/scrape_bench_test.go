@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/servicetest"
 	"github.com/kessai/kessai/server/payment"
-	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/prometheus"
 )
 
@@ -58,7 +58,7 @@ func BenchmarkScrape(b *testing.B) {
 				m.Settled(payment.SettledCharge, status, name)
 			}
 		}
-		for _, kind := range charging.WorkKinds() {
+		for _, kind := range servicetest.New(b, servicetest.Options{}).Service.Work.Kinds() {
 			m.WorkAttempted(kind, false)
 			m.WorkAttempted(kind, true)
 		}

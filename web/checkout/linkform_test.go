@@ -454,7 +454,7 @@ func TestLinkformCompletionRedirects(t *testing.T) {
 		done := make(chan *httptest.ResponseRecorder)
 		go func() { done <- form.complete(t, h, map[string]string{"chargeId": ch.ID.String()}) }()
 		time.Sleep(50 * time.Millisecond)
-		if _, err := f.svc.Charging.ProcessPending(ctx, 10); err != nil {
+		if _, err := f.svc.Work.ProcessPending(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
 		u := redirectTo(t, <-done)

@@ -308,7 +308,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, chargeID, "the test charge", servicetest.Settled)
 	var log payment.Page[payment.DeliveryLogEntry]
 	for range 100 {
-		if _, err := k.svc.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := k.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		if log, err = k.svc.Charging.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10}); err != nil {

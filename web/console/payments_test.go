@@ -453,7 +453,7 @@ func TestConsoleRefund(t *testing.T) {
 	if r := refunds.Items[0]; r.Amount != 400 || r.Currency != "JPY" || r.Reason != "customer_request" || r.Message != "sorry" {
 		t.Errorf("refund = %+v", r)
 	}
-	if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
+	if _, err := svc.Work.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	body = pc.page(t, path+"?lang=en", http.StatusOK)
@@ -527,7 +527,7 @@ func TestConsoleCaptureAndCancel(t *testing.T) {
 	if a := pc.send(t, http.MethodPost, cancelPath+"/cancel", url.Values{"csrf": {csrf}, "confirm": {"yes"}}); a.status != http.StatusSeeOther {
 		t.Fatalf("confirmed cancel: %d\n%s", a.status, a.body)
 	}
-	if _, err := pc.stack.Service.Charging.ProcessPending(ctx, 50); err != nil {
+	if _, err := pc.stack.Service.Work.ProcessPending(ctx, 50); err != nil {
 		t.Fatal(err)
 	}
 	if got := pc.stored(t, toCancel); got != "canceled  0 0 1" {

@@ -40,7 +40,7 @@ func (f *gatewayFixture) subscribe(t *testing.T, tok *payment.IssuedAppToken, ca
 		t.Fatal(err)
 	}
 	kessaitest.WaitFor(t, 5*time.Second, "the subscription's first charge", func() bool {
-		if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		if sub, err = f.svc.Charging.Subscription(ctx, c, sub.StoreID, sub.ID, 0); err != nil {
@@ -243,7 +243,7 @@ func TestDemoSubscriptionNotified(t *testing.T) {
 	// The gateway's own delivery of subscription_payment records it.
 	var o *order
 	kessaitest.WaitFor(t, 5*time.Second, "the order from subscription_payment", func() bool {
-		if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		var ok bool

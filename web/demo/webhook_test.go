@@ -457,7 +457,7 @@ func TestDemoOrderPaidElsewhere(t *testing.T) {
 			// The delivery is the worker's: the charge's end and its
 			// delivery are done by the time the log shows it delivered.
 			kessaitest.WaitFor(t, 5*time.Second, "the charge_finished delivery", func() bool {
-				if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
+				if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
 				log, err := f.svc.Charging.WebhookDeliveries(ctx, f.caller(t), f.storeA.ID, uuid.MustParse(h.d.hook.Load().ID),

@@ -982,7 +982,7 @@ func TestSandboxTokenChallenge(t *testing.T) {
 	}
 	var it *payment.IssuerToken
 	kessaitest.WaitFor(t, 5*time.Second, "the token's challenge", func() bool {
-		if _, err := f.svc.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
 		it, err = f.svc.Charging.TokenThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, tok.ID)

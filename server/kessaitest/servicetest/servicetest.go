@@ -209,7 +209,7 @@ func AwaitCharge(tb testing.TB, svc *services.Set, c *payment.Caller, storeID, i
 	ctx := context.Background()
 	var got *payment.Charge
 	kessaitest.WaitFor(tb, 5*time.Second, what, func() bool {
-		if _, err := svc.Charging.ProcessPending(ctx, 50); err != nil {
+		if _, err := svc.Work.ProcessPending(ctx, 50); err != nil {
 			tb.Fatal(err)
 		}
 		var err error

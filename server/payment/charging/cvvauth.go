@@ -53,7 +53,7 @@ func (s *Service) cvvAuthorize(ctx context.Context, w payment.Work) error {
 		return err
 	}
 	if tok.CVVAuthorize.Status != payment.CVVAuthPending {
-		return s.completeWork(ctx, w)
+		return s.work.Complete(ctx, w)
 	}
 	card, err := s.openCard(tok)
 	if err != nil {

@@ -145,13 +145,13 @@ func (s *Service) deliver(ctx context.Context, w payment.Work) error {
 		return err
 	})
 	if payment.IsNotFound(err) {
-		return s.completeWork(ctx, w) // its webhook was deleted with its log
+		return s.work.Complete(ctx, w) // its webhook was deleted with its log
 	}
 	if err != nil {
 		return err
 	}
 	if d.Status != payment.DeliveryPending {
-		return s.completeWork(ctx, w)
+		return s.work.Complete(ctx, w)
 	}
 	switch {
 	case s.webhookSender == nil:

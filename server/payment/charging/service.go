@@ -9,6 +9,7 @@ import (
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/outbox"
+	"github.com/kessai/kessai/server/payment/workqueue"
 )
 
 // Service holds the rules. Every API operation is one of its methods.
@@ -23,7 +24,8 @@ type Service struct {
 	vault        payment.CardVault
 	processor    payment.Processor
 
-	work *worker
+	// work carries out the kinds of work the rules queue (handleWork).
+	work *workqueue.Queue
 	// walletExpiry is how long a wallet payment waits for its shopper.
 	walletExpiry time.Duration
 	// webhookSender delivers webhooks; nil leaves deliveries queued.
@@ -33,8 +35,9 @@ type Service struct {
 	meter payment.Meter
 }
 
-// NewService returns the payment rules over db.
-func NewService(db *outbox.DB, clock payment.Clock, cfg payment.Config) *Service {
+// NewService returns the payment rules over db; it registers the kinds
+// of work they queue with work.
+func NewService(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg payment.Config) *Service {
 	if cfg.Limits == (payment.ResourceLimits{}) {
 		cfg.Limits = payment.DefaultResourceLimits()
 	}
@@ -47,19 +50,21 @@ func NewService(db *outbox.DB, clock payment.Clock, cfg payment.Config) *Service
 	if cfg.Meter == nil {
 		cfg.Meter = payment.NoMeter{}
 	}
-	return &Service{
+	s := &Service{
 		db:            db,
 		clock:         clock,
 		publicOrigin:  strings.TrimRight(cfg.PublicOrigin, "/"),
 		limits:        cfg.Limits,
 		vault:         cfg.Vault,
 		processor:     cfg.Processor,
-		work:          newWorker(cfg.WorkConcurrency, cfg.WorkLease),
+		work:          work,
 		walletExpiry:  cfg.WalletExpiry,
 		webhookSender: cfg.WebhookSender,
 		logger:        cmp.Or(cfg.Logger, slog.Default()),
 		meter:         cfg.Meter,
 	}
+	s.handleWork(work)
+	return s
 }
 
 // Ready reports whether storage answers a read: the readiness probe's

@@ -269,7 +269,7 @@ func (s *Service) tokenThreeDS(ctx context.Context, w payment.Work) error {
 		return err
 	}
 	if tok.ThreeDS.Status != payment.ThreeDSPending {
-		return s.completeWork(ctx, w)
+		return s.work.Complete(ctx, w)
 	}
 	card, err := s.openCard(tok)
 	if err != nil {

@@ -10,13 +10,17 @@ import (
 	"github.com/kessai/kessai/server/payment/access"
 	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/payment/outbox"
+	"github.com/kessai/kessai/server/payment/workqueue"
 )
 
 // Set is the domain's services, one per capability, over one DB.
 type Set struct {
 	// DB runs the transactions of all of them; its RunChangeFeed links
 	// this process with the others on the same database.
-	DB       *outbox.DB
+	DB *outbox.DB
+	// Work is the work queue, whose worker carries out what the others
+	// queue (each registers its kinds when it is made).
+	Work     *workqueue.Queue
 	Access   *access.Service
 	Charging *charging.Service
 }
@@ -27,10 +31,14 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 		Clock: clock, Meter: cfg.Meter, EncodeEvent: cfg.EncodeEvent,
 		ChangeFeed: cfg.ChangeFeed, LongPollRecheck: cfg.LongPollRecheck,
 	})
+	work := workqueue.New(db, workqueue.Config{
+		Clock: clock, Meter: cfg.Meter, Concurrency: cfg.WorkConcurrency, Lease: cfg.WorkLease,
+	})
 	return &Set{
 		DB:       db,
+		Work:     work,
 		Access:   access.New(db, clock, codec, cfg),
-		Charging: charging.NewService(db, clock, cfg),
+		Charging: charging.NewService(db, work, clock, cfg),
 	}
 }
 
