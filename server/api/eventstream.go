@@ -158,8 +158,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// The bell is taken before each read, so that events committed during
 	// the read ring it.
-	bell := s.svc.Charging.EventsBell()
-	evs, err := s.svc.Charging.Events(ctx, c, after, streamBatch)
+	bell := s.svc.Notify.EventsBell()
+	evs, err := s.svc.Notify.Events(ctx, c, after, streamBatch)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -231,8 +231,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		bell = s.svc.Charging.EventsBell()
-		if evs, err = s.svc.Charging.Events(ctx, c, after, streamBatch); err != nil {
+		bell = s.svc.Notify.EventsBell()
+		if evs, err = s.svc.Notify.Events(ctx, c, after, streamBatch); err != nil {
 			if ctx.Err() == nil {
 				s.logStream(r, "read events", err)
 			}

@@ -91,7 +91,7 @@ func (s *Server) createWebhook(r *http.Request, c *payment.Caller, ids pathIDs) 
 	if err != nil {
 		return 0, nil, err
 	}
-	created, err := s.svc.Charging.CreateWebhook(r.Context(), c, ids.store, in)
+	created, err := s.svc.Notify.CreateWebhook(r.Context(), c, ids.store, in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Server) createWebhook(r *http.Request, c *payment.Caller, ids pathIDs) 
 }
 
 func (s *Server) getWebhook(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	w, err := s.svc.Charging.Webhook(r.Context(), c, ids.store, ids.id)
+	w, err := s.svc.Notify.Webhook(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, w, err, toWireWebhook)
 }
 
@@ -110,7 +110,7 @@ func (s *Server) listWebhooks(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Webhooks(r.Context(), c, ids.store, p)
+	page, err := s.svc.Notify.Webhooks(r.Context(), c, ids.store, p)
 	return answer(http.StatusOK, page, err, listOf(toWireWebhook))
 }
 
@@ -119,12 +119,12 @@ func (s *Server) updateWebhook(r *http.Request, c *payment.Caller, ids pathIDs) 
 	if err != nil {
 		return 0, nil, err
 	}
-	w, err := s.svc.Charging.UpdateWebhook(r.Context(), c, ids.store, ids.id, in)
+	w, err := s.svc.Notify.UpdateWebhook(r.Context(), c, ids.store, ids.id, in)
 	return answer(http.StatusOK, w, err, toWireWebhook)
 }
 
 func (s *Server) deleteWebhook(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	if err := s.svc.Charging.DeleteWebhook(r.Context(), c, ids.store, ids.id); err != nil {
+	if err := s.svc.Notify.DeleteWebhook(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -165,11 +165,11 @@ func (s *Server) listWebhookEvents(r *http.Request, c *payment.Caller, ids pathI
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.WebhookDeliveries(r.Context(), c, ids.store, ids.id, p)
+	page, err := s.svc.Notify.WebhookDeliveries(r.Context(), c, ids.store, ids.id, p)
 	return answer(http.StatusOK, page, err, listOf(toWireWebhookEvent))
 }
 
 func (s *Server) redeliverEvent(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	e, err := s.svc.Charging.RedeliverEvent(r.Context(), c, ids.store, ids.id, ids.event)
+	e, err := s.svc.Notify.RedeliverEvent(r.Context(), c, ids.store, ids.id, ids.event)
 	return answer(http.StatusOK, e, err, toWireWebhookEvent)
 }

@@ -42,7 +42,7 @@ func TestEventBellRings(t *testing.T) {
 		// No change feed: the bell can only be rung here.
 		st := servicetest.New(t, servicetest.Options{EncodeEvent: univapay.EncodeEvent})
 		demo := st.SeedDemo(t)
-		bell := st.Service.Charging.EventsBell()
+		bell := st.Service.Notify.EventsBell()
 		newToken(t, st.Service, demo.Caller)
 		rung(t, "the process that recorded the event", bell)
 	})
@@ -66,7 +66,7 @@ func TestEventBellRings(t *testing.T) {
 		a, b := open(), open()
 		hub.listening(t, 2)
 		demo := a.SeedDemo(t)
-		bell := b.Service.Charging.EventsBell()
+		bell := b.Service.Notify.EventsBell()
 		newToken(t, a.Service, demo.Caller)
 		rung(t, "another process", bell)
 	})

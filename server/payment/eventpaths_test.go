@@ -49,7 +49,7 @@ func newPathFixture(t *testing.T, proc payment.Processor) *pathFixture {
 // "name id".
 func (f *pathFixture) news(want ...string) {
 	f.t.Helper()
-	evs, err := f.svc.Charging.Events(context.Background(), f.c, f.after, 100)
+	evs, err := f.svc.Notify.Events(context.Background(), f.c, f.after, 100)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		if second == first {
 			t.Fatal("the first payment is still the next one")
 		}
-		evs, err := f.svc.Charging.Events(ctx, f.c, from, 100)
+		evs, err := f.svc.Notify.Events(ctx, f.c, from, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	// "name id".
 	news := func(t *testing.T, want ...string) {
 		t.Helper()
-		evs, err := svc.Charging.Events(ctx, c, after, 100)
+		evs, err := svc.Notify.Events(ctx, c, after, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,7 +86,7 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 		}},
 		{"Redelivery", func(t *testing.T, q *queue, in *instance, sender *countingSender) func() bool {
 			url := "https://hooks.example/kessai"
-			hook, err := in.svc.Charging.CreateWebhook(ctx, in.caller, in.caller.Token().StoreID,
+			hook, err := in.svc.Notify.CreateWebhook(ctx, in.caller, in.caller.Token().StoreID,
 				payment.WebhookInput{Triggers: []string{payment.EventTokenCreated}, URL: &url})
 			if err != nil {
 				t.Fatal(err)
@@ -95,12 +95,12 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			kessaitest.WaitFor(t, 5*time.Second, "the token's event delivered", func() bool { return sender.sent.Load() == 1 })
-			evs, err := in.svc.Charging.Events(ctx, in.caller, uuid.Nil, 10)
+			evs, err := in.svc.Notify.Events(ctx, in.caller, uuid.Nil, 10)
 			if err != nil || len(evs) != 1 {
 				t.Fatalf("events %v, %v; want the token's", evs, err)
 			}
 			settle()
-			if _, err := in.svc.Charging.RedeliverEvent(ctx, in.caller, hook.StoreID, hook.ID, evs[0].ID); err != nil {
+			if _, err := in.svc.Notify.RedeliverEvent(ctx, in.caller, hook.StoreID, hook.ID, evs[0].ID); err != nil {
 				t.Fatal(err)
 			}
 			return func() bool { return sender.sent.Load() == 2 }

@@ -160,7 +160,7 @@ func (w *subWorld) events(id uuid.UUID) map[string]int {
 	counts := map[string]int{}
 	after := uuid.Nil
 	for {
-		evs, err := w.svc.Charging.Events(context.Background(), w.demo.Caller, after, 500)
+		evs, err := w.svc.Notify.Events(context.Background(), w.demo.Caller, after, 500)
 		if err != nil {
 			w.t.Fatal(err)
 		}

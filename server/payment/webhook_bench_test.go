@@ -84,7 +84,7 @@ func newBenchHooks(b *testing.B) *benchHooks {
 	demo := st.SeedDemo(b)
 	h := &benchHooks{svc: st.Service, caller: demo.Caller, rc: newBenchReceiver(b)}
 	u := h.rc.URL + "/hook"
-	if _, err := h.svc.Charging.CreateWebhook(context.Background(), h.caller, demo.StoreID, payment.WebhookInput{
+	if _, err := h.svc.Notify.CreateWebhook(context.Background(), h.caller, demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventTokenCreated}, URL: &u,
 	}); err != nil {
 		b.Fatal(err)

@@ -193,7 +193,7 @@ func (f *hookFixture) caller(tok *payment.IssuedAppToken) *payment.Caller {
 func (f *hookFixture) webhook(c *payment.Caller, storeID uuid.UUID, path string, active bool, triggers ...string) *payment.CreatedWebhook {
 	f.t.Helper()
 	u, auth := f.rc.URL+path, "Bearer receiver-secret "+path
-	w, err := f.svc.Charging.CreateWebhook(context.Background(), c, storeID, payment.WebhookInput{
+	w, err := f.svc.Notify.CreateWebhook(context.Background(), c, storeID, payment.WebhookInput{
 		Triggers: triggers, URL: &u, AuthToken: &auth, Active: &active,
 	})
 	if err != nil {
@@ -387,7 +387,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	// A live webhook may not name the loopback receiver: its URL is one
 	// no delivery could reach, and its log must stay empty.
 	liveURL := "https://live.invalid/live"
-	hookLive, err := f.svc.Charging.CreateWebhook(ctx, f.caller(liveTok), store, payment.WebhookInput{Triggers: all, URL: &liveURL})
+	hookLive, err := f.svc.Notify.CreateWebhook(ctx, f.caller(liveTok), store, payment.WebhookInput{Triggers: all, URL: &liveURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,11 +515,11 @@ func TestWebhookEveryEvent(t *testing.T) {
 			t.Errorf("%s got %d deliveries", path, n)
 		}
 	}
-	if log, err := f.svc.Charging.WebhookDeliveries(ctx, f.caller(liveTok), store, hookLive.ID, payment.ListParams{Limit: 10}); err != nil || len(log.Items) != 0 {
+	if log, err := f.svc.Notify.WebhookDeliveries(ctx, f.caller(liveTok), store, hookLive.ID, payment.ListParams{Limit: 10}); err != nil || len(log.Items) != 0 {
 		t.Errorf("the live webhook's log: %d lines, %v; want none", len(log.Items), err)
 	}
 	// The delivery log says they were delivered.
-	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hookAll.ID, payment.ListParams{Limit: 100})
+	page, err := f.svc.Notify.WebhookDeliveries(ctx, f.demo.Caller, store, hookAll.ID, payment.ListParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	if err := f.drain(); err == nil || !strings.Contains(err.Error(), "500") {
 		t.Fatalf("the first attempt: %v, want its failure with 500", err)
 	}
-	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	page, err := f.svc.Notify.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("delivery log: %v, %+v", err, page)
 	}
@@ -638,7 +638,7 @@ func TestWebhookRetrySchedule(t *testing.T) {
 	f.rc.answer("/failing", http.StatusOK)
 	f.clk.Advance(6 * time.Second)
 	f.mustDrain()
-	page, err = f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	page, err = f.svc.Notify.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -687,7 +687,7 @@ func TestWebhookRolledBackChangeAnnouncesNothing(t *testing.T) {
 	ctx := context.Background()
 	hook := f.webhook(f.demo.Caller, f.demo.StoreID, "/hook", true, payment.EventChargeFinished, payment.EventChargeUpdated)
 	tok := f.token(payment.OneTime, "4000020000000000", false)
-	before, err := f.svc.Charging.Events(ctx, f.demo.Caller, uuid.Nil, 100)
+	before, err := f.svc.Notify.Events(ctx, f.demo.Caller, uuid.Nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,14 +696,14 @@ func TestWebhookRolledBackChangeAnnouncesNothing(t *testing.T) {
 	if err := f.drain(); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("the authorisation: %v, want the injected failure", err)
 	}
-	after, err := f.svc.Charging.Events(ctx, f.demo.Caller, uuid.Nil, 100)
+	after, err := f.svc.Notify.Events(ctx, f.demo.Caller, uuid.Nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(after) != len(before) {
 		t.Errorf("the rolled-back authorisation left %d events", len(after)-len(before))
 	}
-	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, hook.ID, payment.ListParams{Limit: 10})
+	page, err := f.svc.Notify.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -728,14 +728,14 @@ func TestWebhookDeactivatedBeforeDelivery(t *testing.T) {
 	hook := f.webhook(f.demo.Caller, store, "/off", true, payment.EventTokenCreated)
 	f.token(payment.OneTime, "4000020000000000", false)
 	off := false
-	if _, err := f.svc.Charging.UpdateWebhook(ctx, f.demo.Caller, store, hook.ID, payment.WebhookInput{Active: &off}); err != nil {
+	if _, err := f.svc.Notify.UpdateWebhook(ctx, f.demo.Caller, store, hook.ID, payment.WebhookInput{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
 	if n := len(f.rc.at("/off")); n != 0 {
 		t.Errorf("an inactive webhook received %d deliveries", n)
 	}
-	page, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
+	page, err := f.svc.Notify.WebhookDeliveries(ctx, f.demo.Caller, store, hook.ID, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("delivery log: %v, %+v", err, page)
 	}

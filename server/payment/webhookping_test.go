@@ -51,7 +51,7 @@ func newTestHookFixture(t *testing.T) *testHookFixture {
 	f.demo = f.st.SeedDemo(t, "shop.example")
 	url, auth := rc.URL+"/hook", "Bearer shop-secret"
 	var err error
-	f.hook, err = f.svc.Charging.CreateWebhook(context.Background(), f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
+	f.hook, err = f.svc.Notify.CreateWebhook(context.Background(), f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventChargeFinished}, URL: &url, AuthToken: &auth})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func (f *testHookFixture) newStore(t *testing.T, merchantID uuid.UUID) uuid.UUID
 func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 	f := newTestHookFixture(t)
 	ctx := context.Background()
-	res, err := f.svc.Charging.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
+	res, err := f.svc.Notify.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 		t.Errorf("body %s", body)
 	}
 	// Not a real event: nothing to list, nothing in the delivery log.
-	evs, err := f.svc.Charging.Events(ctx, f.demo.Caller, uuid.Nil, 100)
+	evs, err := f.svc.Notify.Events(ctx, f.demo.Caller, uuid.Nil, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 			t.Errorf("the test event was stored: %+v", ev)
 		}
 	}
-	log, err := f.svc.Charging.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID, payment.ListParams{Limit: 10})
+	log, err := f.svc.Notify.WebhookDeliveries(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID, payment.ListParams{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestPingWebhookReportsFailures(t *testing.T) {
 	f.mu.Lock()
 	f.status = http.StatusInternalServerError
 	f.mu.Unlock()
-	res, err := f.svc.Charging.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
+	res, err := f.svc.Notify.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, f.hook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +181,12 @@ func TestPingWebhookReportsFailures(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL + "/gone"
 	dead.Close()
-	gone, err := f.svc.Charging.CreateWebhook(ctx, f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
+	gone, err := f.svc.Notify.CreateWebhook(ctx, f.demo.Caller, f.demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventChargeFinished}, URL: &deadURL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = f.svc.Charging.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, gone.ID)
+	res, err = f.svc.Notify.PingWebhook(ctx, f.demo.Caller, f.demo.StoreID, gone.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestPingWebhookVisibility(t *testing.T) {
 		{"the merchant's token, through the other store", f.server(t, merchantTok), sibling, f.hook.ID},
 		{"an id that is no webhook", f.demo.Caller, f.demo.StoreID, payment.NewID()},
 	} {
-		if _, err := f.svc.Charging.PingWebhook(ctx, tc.caller, tc.storeID, tc.id); !payment.IsNotFound(err) {
+		if _, err := f.svc.Notify.PingWebhook(ctx, tc.caller, tc.storeID, tc.id); !payment.IsNotFound(err) {
 			t.Errorf("%s: %v, want NOT_FOUND", tc.name, err)
 		}
 	}
@@ -242,7 +242,7 @@ func TestPingWebhookVisibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Charging.PingWebhook(ctx, browser, f.demo.StoreID, f.hook.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+	if _, err := f.svc.Notify.PingWebhook(ctx, browser, f.demo.StoreID, f.hook.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser: %v, want INVALID_PERMISSIONS", err)
 	}
 	f.mu.Lock()
@@ -252,7 +252,7 @@ func TestPingWebhookVisibility(t *testing.T) {
 		t.Errorf("the receiver got %d requests from callers that may not see the webhook", n)
 	}
 	// The merchant's own token through the right store sees it.
-	if res, err := f.svc.Charging.PingWebhook(ctx, f.server(t, merchantTok), f.demo.StoreID, f.hook.ID); err != nil || !res.OK() {
+	if res, err := f.svc.Notify.PingWebhook(ctx, f.server(t, merchantTok), f.demo.StoreID, f.hook.ID); err != nil || !res.OK() {
 		t.Errorf("the merchant's token through the webhook's store: %+v, %v", res, err)
 	}
 }
@@ -263,12 +263,12 @@ func TestPingWebhookWithoutSender(t *testing.T) {
 	demo := st.SeedDemo(t)
 	ctx := context.Background()
 	url := "https://shop.example/hook"
-	hook, err := st.Service.Charging.CreateWebhook(ctx, demo.Caller, demo.StoreID, payment.WebhookInput{
+	hook, err := st.Service.Notify.CreateWebhook(ctx, demo.Caller, demo.StoreID, payment.WebhookInput{
 		Triggers: []string{payment.EventChargeFinished}, URL: &url})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Service.Charging.PingWebhook(ctx, demo.Caller, demo.StoreID, hook.ID)
+	res, err := st.Service.Notify.PingWebhook(ctx, demo.Caller, demo.StoreID, hook.ID)
 	if err != nil || res.OK() || res.Error == "" {
 		t.Errorf("without a sender: %+v, %v; want a failure saying why", res, err)
 	}

@@ -107,11 +107,11 @@ func (f *consoleFixture) objects(t *testing.T, storeID uuid.UUID, c *payment.Cal
 	}
 	hookURL := "https://hooks.example/" + uuid.NewString()
 	active := true
-	hook, err := svc.Charging.CreateWebhook(ctx, c, storeID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &hookURL, Active: &active})
+	hook, err := svc.Notify.CreateWebhook(ctx, c, storeID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &hookURL, Active: &active})
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, err := svc.Charging.Events(ctx, c, uuid.Nil, 1)
+	events, err := svc.Notify.Events(ctx, c, uuid.Nil, 1)
 	if err != nil || len(events) == 0 {
 		t.Fatalf("events: %v, %v", events, err)
 	}

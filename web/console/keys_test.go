@@ -254,7 +254,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 		t.Fatal("no link to the new webhook")
 	}
 	id := uuid.MustParse(m[1])
-	hook, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
+	hook, err := k.svc.Notify.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 		if _, err := k.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		if log, err = k.svc.Charging.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10}); err != nil {
+		if log, err = k.svc.Notify.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if len(log.Items) > 0 && log.Items[0].Delivery.Status == payment.DeliverySuccessful {
@@ -329,7 +329,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 		t.Fatalf("the log does not show the event %s with a redeliver button", ev.ID)
 	}
 	keysRedirect(t, "redeliver", k.post(t, redeliver, nil), hookPath)
-	d, err := k.svc.Charging.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10})
+	d, err := k.svc.Notify.WebhookDeliveries(ctx, k.demo.Caller, k.demo.StoreID, id, payment.ListParams{Limit: 10})
 	if err != nil || d.Items[0].Delivery.Status != payment.DeliveryPending {
 		t.Errorf("after redelivery: %+v, %v; want pending", d.Items, err)
 	}
@@ -337,7 +337,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	// Deactivate, activate, deactivate.
 	for _, active := range []string{"no", "yes", "no"} {
 		keysRedirect(t, "active="+active, k.post(t, hookPath+"/active", url.Values{"active": {active}}), hookPath)
-		hook, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
+		hook, err := k.svc.Notify.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id)
 		if err != nil || hook.Active != (active == "yes") {
 			t.Fatalf("after active=%s: %+v, %v", active, hook, err)
 		}
@@ -348,11 +348,11 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	if p.status != http.StatusOK || !strings.Contains(p.body, `name="confirm" value="yes"`) {
 		t.Fatalf("delete without confirmation: %d", p.status)
 	}
-	if _, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); err != nil {
+	if _, err := k.svc.Notify.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); err != nil {
 		t.Fatalf("deleted before the confirmation: %v", err)
 	}
 	keysRedirect(t, "delete", k.post(t, hookPath+"/delete", url.Values{"confirm": {"yes"}}), path)
-	if _, err := k.svc.Charging.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); !payment.IsNotFound(err) {
+	if _, err := k.svc.Notify.Webhook(ctx, k.demo.Caller, k.demo.StoreID, id); !payment.IsNotFound(err) {
 		t.Errorf("after delete: %v, want NOT_FOUND", err)
 	}
 	if p := k.b.get(t, hookPath); p.status != http.StatusNotFound {
@@ -369,7 +369,7 @@ func TestConsoleKeysWebhookLimit(t *testing.T) {
 	for i := range 21 {
 		u := "https://hooks.example/" + uuid.NewString()
 		active := i < 20
-		w, err := k.svc.Charging.CreateWebhook(ctx, k.demo.Caller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u, Active: &active})
+		w, err := k.svc.Notify.CreateWebhook(ctx, k.demo.Caller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u, Active: &active})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -598,7 +598,7 @@ func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := "https://live.invalid/live" // a live webhook may not name the loopback receiver
-	hook, err := k.svc.Charging.CreateWebhook(ctx, liveCaller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u})
+	hook, err := k.svc.Notify.CreateWebhook(ctx, liveCaller, k.demo.StoreID, payment.WebhookInput{Triggers: []string{"charge_finished"}, URL: &u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +627,7 @@ func TestConsoleKeysLiveObjectsInTestMode(t *testing.T) {
 	if n != 0 {
 		t.Errorf("the live webhook got %d requests", n)
 	}
-	if w, err := k.svc.Charging.Webhook(ctx, liveCaller, k.demo.StoreID, hook.ID); err != nil || !w.Active {
+	if w, err := k.svc.Notify.Webhook(ctx, liveCaller, k.demo.StoreID, hook.ID); err != nil || !w.Active {
 		t.Errorf("the live webhook changed: %+v, %v", w, err)
 	}
 }

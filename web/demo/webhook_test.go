@@ -66,7 +66,7 @@ func (f *gatewayFixture) caller(t *testing.T) *payment.Caller {
 // webhooks are store A's webhooks on the gateway.
 func (f *gatewayFixture) webhooks(t *testing.T) []*payment.Webhook {
 	t.Helper()
-	page, err := f.svc.Charging.Webhooks(context.Background(), f.caller(t), f.storeA.ID, payment.ListParams{Limit: 100, Direction: payment.Desc})
+	page, err := f.svc.Notify.Webhooks(context.Background(), f.caller(t), f.storeA.ID, payment.ListParams{Limit: 100, Direction: payment.Desc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 		w.ID.String() != st.ID {
 		t.Errorf("webhook %+v, state %+v", w, st)
 	}
-	secret, err := f.svc.Charging.SigningSecret(w)
+	secret, err := f.svc.Notify.SigningSecret(w)
 	if err != nil || secret != st.Secret {
 		t.Errorf("the shop kept the secret %q, the webhook's is %q (%v)", st.Secret, secret, err)
 	}
@@ -137,7 +137,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 
 	// Deactivated, with other triggers and Authorization: put right.
 	off, other := false, "Bearer someone-else"
-	if _, err := f.svc.Charging.UpdateWebhook(ctx, f.caller(t), f.storeA.ID, w.ID, payment.WebhookInput{
+	if _, err := f.svc.Notify.UpdateWebhook(ctx, f.caller(t), f.storeA.ID, w.ID, payment.WebhookInput{
 		Triggers: []string{"refund_finished"}, Active: &off, AuthToken: &other}); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 	if len(hooks) != 1 || hooks[0].ID.String() != fresh.ID || fresh.ID == st.ID || fresh.Secret == st.Secret {
 		t.Errorf("after the secret was lost: %d webhooks, %+v", len(hooks), fresh)
 	}
-	if secret, _ := f.svc.Charging.SigningSecret(hooks[0]); secret != fresh.Secret {
+	if secret, _ := f.svc.Notify.SigningSecret(hooks[0]); secret != fresh.Secret {
 		t.Error("the new webhook's secret is not the one kept")
 	}
 
@@ -325,7 +325,7 @@ func TestDemoWebhookReceiver(t *testing.T) {
 	// The gateway's own deliveries are another test's: here the test
 	// makes each delivery, and the webhook rests.
 	off := false
-	if _, err := f.svc.Charging.UpdateWebhook(context.Background(), f.caller(t), f.storeA.ID, uuid.MustParse(st.ID), payment.WebhookInput{Active: &off}); err != nil {
+	if _, err := f.svc.Notify.UpdateWebhook(context.Background(), f.caller(t), f.storeA.ID, uuid.MustParse(st.ID), payment.WebhookInput{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -460,7 +460,7 @@ func TestDemoOrderPaidElsewhere(t *testing.T) {
 				if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 					t.Fatal(err)
 				}
-				log, err := f.svc.Charging.WebhookDeliveries(ctx, f.caller(t), f.storeA.ID, uuid.MustParse(h.d.hook.Load().ID),
+				log, err := f.svc.Notify.WebhookDeliveries(ctx, f.caller(t), f.storeA.ID, uuid.MustParse(h.d.hook.Load().ID),
 					payment.ListParams{Limit: 100, Direction: payment.Desc})
 				if err != nil {
 					t.Fatal(err)

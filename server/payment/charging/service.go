@@ -28,9 +28,7 @@ type Service struct {
 	work *workqueue.Queue
 	// walletExpiry is how long a wallet payment waits for its shopper.
 	walletExpiry time.Duration
-	// webhookSender delivers webhooks; nil leaves deliveries queued.
-	webhookSender payment.WebhookSender
-	logger        *slog.Logger
+	logger       *slog.Logger
 	// meter is told what was done, for the operators' metrics.
 	meter payment.Meter
 }
@@ -41,27 +39,26 @@ func NewService(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg p
 	if cfg.Limits == (payment.ResourceLimits{}) {
 		cfg.Limits = payment.DefaultResourceLimits()
 	}
-	if cfg.WalletExpiry <= 0 {
-		cfg.WalletExpiry = payment.DefaultWalletExpiry
-	}
 	if cfg.Limits.Webhooks <= 0 {
 		cfg.Limits.Webhooks = payment.DefaultWebhooks
+	}
+	if cfg.WalletExpiry <= 0 {
+		cfg.WalletExpiry = payment.DefaultWalletExpiry
 	}
 	if cfg.Meter == nil {
 		cfg.Meter = payment.NoMeter{}
 	}
 	s := &Service{
-		db:            db,
-		clock:         clock,
-		publicOrigin:  strings.TrimRight(cfg.PublicOrigin, "/"),
-		limits:        cfg.Limits,
-		vault:         cfg.Vault,
-		processor:     cfg.Processor,
-		work:          work,
-		walletExpiry:  cfg.WalletExpiry,
-		webhookSender: cfg.WebhookSender,
-		logger:        cmp.Or(cfg.Logger, slog.Default()),
-		meter:         cfg.Meter,
+		db:           db,
+		clock:        clock,
+		publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/"),
+		limits:       cfg.Limits,
+		vault:        cfg.Vault,
+		processor:    cfg.Processor,
+		work:         work,
+		walletExpiry: cfg.WalletExpiry,
+		logger:       cmp.Or(cfg.Logger, slog.Default()),
+		meter:        cfg.Meter,
 	}
 	s.handleWork(work)
 	return s

@@ -9,6 +9,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/access"
 	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/notify"
 	"github.com/kessai/kessai/server/payment/outbox"
 	"github.com/kessai/kessai/server/payment/workqueue"
 )
@@ -23,6 +24,7 @@ type Set struct {
 	Work     *workqueue.Queue
 	Access   *access.Service
 	Charging *charging.Service
+	Notify   *notify.Service
 }
 
 // New returns the services over a storage engine.
@@ -39,6 +41,7 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 		Work:     work,
 		Access:   access.New(db, clock, codec, cfg),
 		Charging: charging.NewService(db, work, clock, cfg),
+		Notify:   notify.New(db, work, clock, cfg),
 	}
 }
 
@@ -49,6 +52,7 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 type Pages struct {
 	*accessRules
 	*chargingRules
+	*notifyRules
 }
 
 // The capabilities under names of their own, so that Pages can hold them
@@ -56,7 +60,8 @@ type Pages struct {
 type (
 	accessRules   = access.Service
 	chargingRules = charging.Service
+	notifyRules   = notify.Service
 )
 
 // Pages returns the services as the hosted pages use them.
-func (s *Set) Pages() *Pages { return &Pages{s.Access, s.Charging} }
+func (s *Set) Pages() *Pages { return &Pages{s.Access, s.Charging, s.Notify} }

@@ -1,15 +1,61 @@
-package charging
+// Package notify tells merchants what happened: their webhooks (made,
+// listed, changed, pinged), the deliveries of the events every capability
+// announces in its own transactions (outbox.Tx.Announce), with their
+// retries, log and redeliveries, and the event stream (kessai listen).
+package notify
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"log/slog"
 
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/outbox"
+	"github.com/kessai/kessai/server/payment/workqueue"
 )
+
+// Service tells merchants what happened: their webhooks, the deliveries
+// of the events the other capabilities announce (outbox.Tx.Announce), the
+// delivery log and redeliveries, test pings, and the event stream.
+type Service struct {
+	db    *outbox.DB
+	work  *workqueue.Queue
+	clock payment.Clock
+	// vault seals webhooks' signing secrets at rest.
+	vault  payment.CardVault
+	limits payment.ResourceLimits
+	// webhookSender delivers webhooks; nil leaves deliveries queued.
+	webhookSender payment.WebhookSender
+	logger        *slog.Logger
+	meter         payment.Meter
+}
+
+// New returns the notifications over db; it registers the webhook
+// deliveries with work.
+func New(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg payment.Config) *Service {
+	if cfg.Limits == (payment.ResourceLimits{}) {
+		cfg.Limits = payment.DefaultResourceLimits()
+	}
+	if cfg.Limits.Webhooks <= 0 {
+		cfg.Limits.Webhooks = payment.DefaultWebhooks
+	}
+	s := &Service{
+		db:            db,
+		work:          work,
+		clock:         clock,
+		vault:         cfg.Vault,
+		limits:        cfg.Limits,
+		webhookSender: cfg.WebhookSender,
+		logger:        cmp.Or(cfg.Logger, slog.Default()),
+		meter:         cmp.Or(cfg.Meter, payment.Meter(payment.NoMeter{})),
+	}
+	work.Handle(payment.WorkWebhookDelivery, workqueue.Handler{Run: s.deliver, Backoff: deliveryBackoff})
+	return s
+}
 
 func (s *Service) webhookQuota() payment.Quota {
 	return payment.Quota{Resource: "webhook", Limit: s.limits.Webhooks}
