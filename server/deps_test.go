@@ -60,6 +60,7 @@ var domainLayers = [][]string{
 	{"server/payment/outbox"},
 	{"server/payment/workqueue"},
 	{"server/payment/access", "server/payment/charging", "server/payment/notify"},
+	{"server/payment/subscriptions"},
 	{"server/payment/services"},
 }
 

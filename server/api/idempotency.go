@@ -300,7 +300,7 @@ var effectAnswers = map[payment.EffectKind]func(s *Server, r *http.Request, c *p
 		return captureRequested(err)
 	},
 	payment.EffectSubscription: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return subscriptionCreated(s.svc.Charging.Subscription(r.Context(), c, e.StoreID, e.ID, 0))
+		return subscriptionCreated(s.svc.Subscriptions.Subscription(r.Context(), c, e.StoreID, e.ID, 0))
 	},
 }
 

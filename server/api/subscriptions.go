@@ -202,7 +202,7 @@ func (s *Server) createSubscription(r *http.Request, c *payment.Caller, ids path
 		return 0, nil, err
 	}
 	p.Idempotency = idempotencyRef(r)
-	return subscriptionCreated(s.svc.Charging.CreateSubscription(r.Context(), c, p))
+	return subscriptionCreated(s.svc.Subscriptions.CreateSubscription(r.Context(), c, p))
 }
 
 // subscriptionCreated is the answer of POST /subscriptions: also a
@@ -220,7 +220,7 @@ func (s *Server) simulatePlan(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	pays, err := s.svc.Charging.SimulatePlan(r.Context(), c, ids.store, paymentType, p)
+	pays, err := s.svc.Subscriptions.SimulatePlan(r.Context(), c, ids.store, paymentType, p)
 	return answer(http.StatusOK, pays, err, func(pays []*payment.ScheduledPayment) []univapay.SimulatedPayment {
 		out := make([]univapay.SimulatedPayment, 0, len(pays))
 		for _, p := range pays {
@@ -231,7 +231,7 @@ func (s *Server) simulatePlan(r *http.Request, c *payment.Caller, ids pathIDs) (
 }
 
 func (s *Server) getSubscription(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	sub, err := s.svc.Charging.Subscription(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
+	sub, err := s.svc.Subscriptions.Subscription(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
 	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
@@ -266,7 +266,7 @@ func (s *Server) listSubscriptions(r *http.Request, c *payment.Caller, ids pathI
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Subscriptions(r.Context(), c, ids.store, f, p)
+	page, err := s.svc.Subscriptions.Subscriptions(r.Context(), c, ids.store, f, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.SubscriptionOf))
 }
 
@@ -306,7 +306,7 @@ func (s *Server) cancelSubscription(r *http.Request, c *payment.Caller, ids path
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.svc.Charging.CancelSubscription(r.Context(), c, ids.store, ids.id, mode); err != nil {
+	if err := s.svc.Subscriptions.CancelSubscription(r.Context(), c, ids.store, ids.id, mode); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -317,7 +317,7 @@ func (s *Server) suspendSubscription(r *http.Request, c *payment.Caller, ids pat
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, err := s.svc.Charging.SuspendSubscription(r.Context(), c, ids.store, ids.id, mode)
+	sub, err := s.svc.Subscriptions.SuspendSubscription(r.Context(), c, ids.store, ids.id, mode)
 	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
@@ -326,7 +326,7 @@ func (s *Server) unsuspendSubscription(r *http.Request, c *payment.Caller, ids p
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, err := s.svc.Charging.UnsuspendSubscription(r.Context(), c, ids.store, ids.id, mode)
+	sub, err := s.svc.Subscriptions.UnsuspendSubscription(r.Context(), c, ids.store, ids.id, mode)
 	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
@@ -353,7 +353,7 @@ func (s *Server) changeSubscriptionToken(r *http.Request, c *payment.Caller, ids
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, err := s.svc.Charging.ChangeSubscriptionToken(r.Context(), c, ids.store, ids.id, tokenID)
+	sub, err := s.svc.Subscriptions.ChangeSubscriptionToken(r.Context(), c, ids.store, ids.id, tokenID)
 	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
@@ -476,7 +476,7 @@ func (s *Server) updateSubscription(r *http.Request, c *payment.Caller, ids path
 	if err != nil {
 		return 0, nil, err
 	}
-	sub, err := s.svc.Charging.UpdateSubscription(r.Context(), c, ids.store, ids.id, u)
+	sub, err := s.svc.Subscriptions.UpdateSubscription(r.Context(), c, ids.store, ids.id, u)
 	return answer(http.StatusOK, sub, err, univapay.SubscriptionOf)
 }
 
@@ -487,12 +487,12 @@ func (s *Server) listSubscriptionCharges(r *http.Request, c *payment.Caller, ids
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.SubscriptionCharges(r.Context(), c, ids.store, ids.id, ids.payment, p)
+	page, err := s.svc.Subscriptions.SubscriptionCharges(r.Context(), c, ids.store, ids.id, ids.payment, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.ChargeOf))
 }
 
 func (s *Server) latestSubscriptionCharge(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	ch, err := s.svc.Charging.LatestSubscriptionCharge(r.Context(), c, ids.store, ids.id)
+	ch, err := s.svc.Subscriptions.LatestSubscriptionCharge(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, ch, err, univapay.ChargeOf)
 }
 
@@ -501,12 +501,12 @@ func (s *Server) listSubscriptionPayments(r *http.Request, c *payment.Caller, id
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.SubscriptionPayments(r.Context(), c, ids.store, ids.id, p)
+	page, err := s.svc.Subscriptions.SubscriptionPayments(r.Context(), c, ids.store, ids.id, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.ScheduledPaymentOf))
 }
 
 func (s *Server) getSubscriptionPayment(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	pay, err := s.svc.Charging.SubscriptionPayment(r.Context(), c, ids.store, ids.id, ids.payment)
+	pay, err := s.svc.Subscriptions.SubscriptionPayment(r.Context(), c, ids.store, ids.id, ids.payment)
 	return answer(http.StatusOK, pay, err, univapay.ScheduledPaymentOf)
 }
 
@@ -515,6 +515,6 @@ func (s *Server) updateSubscriptionPayment(r *http.Request, c *payment.Caller, i
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	pay, err := s.svc.Charging.UpdateSubscriptionPayment(r.Context(), c, ids.store, ids.id, ids.payment, req.domain())
+	pay, err := s.svc.Subscriptions.UpdateSubscriptionPayment(r.Context(), c, ids.store, ids.id, ids.payment, req.domain())
 	return answer(http.StatusOK, pay, err, univapay.ScheduledPaymentOf)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -145,4 +146,72 @@ func VisibleStore(ctx context.Context, tx Tx, c *Caller, id uuid.UUID) (*Store, 
 		return nil, NotFound("store")
 	}
 	return st, nil
+}
+
+// CallerStore returns the store a store token acts for; merchant tokens
+// cannot create payments (UnivaPay's wire format).
+func CallerStore(c *Caller) (uuid.UUID, error) {
+	if c.IsMerchantToken() {
+		return uuid.Nil, Errorf(CodeInvalidPermissions, "this operation needs a store app token")
+	}
+	return c.StoreID(), nil
+}
+
+// ListScope is whose objects a list shows: one store, or for a merchant
+// token without a store in the path, all of the merchant's.
+func ListScope(ctx context.Context, tx Tx, c *Caller, storeID uuid.UUID) (AppTokenFilter, error) {
+	if storeID == uuid.Nil {
+		if c.IsMerchantToken() {
+			return AppTokenFilter{MerchantID: c.MerchantID()}, nil
+		}
+		return AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.StoreID()}, nil
+	}
+	st, err := VisibleStore(ctx, tx, c, storeID)
+	if err != nil {
+		return AppTokenFilter{}, err
+	}
+	return AppTokenFilter{MerchantID: st.MerchantID, StoreID: st.ID}, nil
+}
+
+// BrowserThreeDS is checkThreeDSMode in the caller's transaction for a
+// store that is not at hand: only a browser's request needs it read.
+func BrowserThreeDS(ctx context.Context, tx Tx, c *Caller, storeID uuid.UUID, field, mode string) error {
+	if c.WithSecret() {
+		return nil
+	}
+	st, err := tx.Store(ctx, storeID)
+	if err != nil {
+		return err
+	}
+	return c.CheckThreeDSMode(field, mode, st)
+}
+
+// BrowserChargeWindow is how long after making a token a browser may
+// charge it: the widget and the link form charge at once.
+const BrowserChargeWindow = 5 * time.Minute
+
+// BrowserMayCharge reports whether a browser (an app token without its
+// secret) may charge tok now. Only the first charge of a token a browser
+// of the same store made moments ago, as the widget does: every other
+// charge of a stored card needs the secret, as Stripe needs its secret key
+// to charge a saved card. Otherwise anyone who reads a page's public app
+// token could charge every saved card of the store.
+func BrowserMayCharge(tok *TransactionToken, now time.Time) bool {
+	return !tok.Used && MadeByBrowserJustNow(tok, now)
+}
+
+// MadeByBrowserJustNow reports whether a browser made tok within the
+// browser window before now: the widget working on the token it has just
+// made (its first charge, its 3-D Secure).
+func MadeByBrowserJustNow(tok *TransactionToken, now time.Time) bool {
+	age := now.Sub(tok.CreatedOn)
+	return tok.FromBrowser && age >= 0 && age <= BrowserChargeWindow
+}
+
+// ChargeMadeByBrowserJustNow reports whether a browser made ch within the
+// browser window before now: the widget following the charge it has just
+// made to its shopper's challenge or wallet page.
+func ChargeMadeByBrowserJustNow(ch *Charge, now time.Time) bool {
+	age := now.Sub(ch.CreatedOn)
+	return ch.FromBrowser && age >= 0 && age <= BrowserChargeWindow
 }

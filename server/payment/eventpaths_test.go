@@ -434,13 +434,13 @@ func TestEventsOfEachPath(t *testing.T) {
 		f := newPathFixture(t, nil)
 		tok := f.card(payment.SubscriptionToken, "4000020000000000", false)
 		from := f.after
-		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Period: "monthly"})
+		sub, err := f.svc.Subscriptions.CreateSubscription(ctx, f.c, payment.NewSubscription{TokenID: tok.ID, Amount: 1000, Currency: "JPY", Period: "monthly"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		first := sub.NextPayment.ID
 		f.drain()
-		sub, err = f.svc.Charging.Subscription(ctx, f.c, f.store, sub.ID, 0)
+		sub, err = f.svc.Subscriptions.Subscription(ctx, f.c, f.store, sub.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,7 +486,7 @@ func TestEventsOfEachPath(t *testing.T) {
 	t.Run("SubscriptionFirstChargeAuthorised", func(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
-		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{
+		sub, err := f.svc.Subscriptions.CreateSubscription(ctx, f.c, payment.NewSubscription{
 			TokenID: f.card(payment.SubscriptionToken, "4000020000000000", false).ID, Amount: 1000, Currency: "JPY",
 			Period: "monthly", FirstChargeAuthorizationOnly: true,
 		})
@@ -495,14 +495,14 @@ func TestEventsOfEachPath(t *testing.T) {
 		}
 		f.news(payment.EventSubscriptionCreated + " " + sub.ID.String())
 		f.drain()
-		charges, err := f.svc.Charging.SubscriptionCharges(ctx, f.c, f.store, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
+		charges, err := f.svc.Subscriptions.SubscriptionCharges(ctx, f.c, f.store, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
 		if err != nil || len(charges.Items) != 1 {
 			t.Fatalf("the subscription's charges: %v, %v", charges.Items, err)
 		}
 		// Authorised counts as paid.
 		f.news(payment.EventChargeUpdated+" "+charges.Items[0].ID.String(), payment.EventSubscriptionPayment+" "+sub.ID.String())
 		f.settled("charge/authorized/")
-		if sub, err = f.svc.Charging.Subscription(ctx, f.c, f.store, sub.ID, 0); err != nil || sub.PaymentsMade != 1 {
+		if sub, err = f.svc.Subscriptions.Subscription(ctx, f.c, f.store, sub.ID, 0); err != nil || sub.PaymentsMade != 1 {
 			t.Errorf("the subscription after its first charge's authorisation: %+v, %v; want one payment made", sub, err)
 		}
 	})
@@ -511,7 +511,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		free := int64(0)
-		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{
+		sub, err := f.svc.Subscriptions.CreateSubscription(ctx, f.c, payment.NewSubscription{
 			TokenID: f.card(payment.SubscriptionToken, "4000020000000000", false).ID, Amount: 1000, Currency: "JPY",
 			Period: "monthly", InitialAmount: &free,
 		})
@@ -529,7 +529,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		start := payment.Date{Year: 2027, Month: 2, Day: 1}
-		sub, err := f.svc.Charging.CreateSubscription(ctx, f.c, payment.NewSubscription{
+		sub, err := f.svc.Subscriptions.CreateSubscription(ctx, f.c, payment.NewSubscription{
 			TokenID: f.card(payment.SubscriptionToken, "4000020000000000", false).ID, Amount: 1000, Currency: "JPY",
 			Period: "monthly", Schedule: payment.ScheduleSettings{StartOn: &start},
 		})
@@ -538,7 +538,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		}
 		f.news(payment.EventSubscriptionCreated + " " + sub.ID.String())
 		next := f.card(payment.SubscriptionToken, "4000020000000000", false)
-		if _, err := f.svc.Charging.ChangeSubscriptionToken(ctx, f.c, f.store, sub.ID, next.ID); err != nil {
+		if _, err := f.svc.Subscriptions.ChangeSubscriptionToken(ctx, f.c, f.store, sub.ID, next.ID); err != nil {
 			t.Fatal(err)
 		}
 		f.news()

@@ -42,11 +42,11 @@ func TestMethodTraits(t *testing.T) {
 	}
 
 	plan := payment.NewSubscription{Amount: 1000, Currency: "JPY", Period: "monthly"}
-	if _, err := svc.Charging.SimulatePlan(ctx, c, uuid.Nil, payment.PaymentTypeCard, plan); err != nil {
+	if _, err := svc.Subscriptions.SimulatePlan(ctx, c, uuid.Nil, payment.PaymentTypeCard, plan); err != nil {
 		t.Errorf("a card's plan: %v", err)
 	}
 	for _, pt := range []string{payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant} {
-		if _, err := svc.Charging.SimulatePlan(ctx, c, uuid.Nil, pt, plan); payment.ErrorCode(err) != payment.CodeNonSubscriptionPayment {
+		if _, err := svc.Subscriptions.SimulatePlan(ctx, c, uuid.Nil, pt, plan); payment.ErrorCode(err) != payment.CodeNonSubscriptionPayment {
 			t.Errorf("a plan of %s: %v, want %s", pt, err, payment.CodeNonSubscriptionPayment)
 		}
 	}

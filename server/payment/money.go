@@ -64,3 +64,25 @@ func FormatAmount(amount int64, c Currency) string {
 	}
 	return whole
 }
+
+// CheckAmount validates an amount in a currency: the currency known, the
+// amount positive and at most the currency's largest charge. Every
+// operation that takes an amount (charge, capture, refund, subscription)
+// bounds it this way before any arithmetic, so sums of amounts stay far
+// from int64's limits.
+func CheckAmount(amount int64, currency string, amountField string) (Currency, error) {
+	var v Validation
+	cur, ok := LookupCurrency(currency)
+	if currency == "" {
+		v.Add("currency", ReasonRequired)
+	} else if !ok {
+		v.Add("currency", "INVALID_CURRENCY")
+	}
+	switch {
+	case amount <= 0:
+		v.Add(amountField, "INVALID_AMOUNT")
+	case ok && amount > cur.MaxAmount:
+		v.Add(amountField, ReasonNumberMax)
+	}
+	return cur, v.Err()
+}

@@ -300,3 +300,22 @@ type Tx interface {
 	// deactivated).
 	ReleaseQuota(ctx context.Context, key QuotaKey) error
 }
+
+// SinglePage pages a list that can only ever hold one object.
+func SinglePage[T interface{ comparable }](item T, p ListParams) Page[T] {
+	one := 1
+	if p.Cursor != uuid.Nil {
+		return Page[T]{Items: []T{}}
+	}
+	return Page[T]{Items: []T{item}, TotalHits: &one}
+}
+
+// EmptyPage is the answer to a list that cannot hold anything.
+func EmptyPage[T any](p ListParams) Page[T] {
+	page := Page[T]{Items: []T{}}
+	if p.Cursor == uuid.Nil {
+		zero := 0
+		page.TotalHits = &zero
+	}
+	return page
+}

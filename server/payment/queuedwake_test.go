@@ -113,7 +113,7 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := payment.Date{Year: 2026, Month: 12, Day: 1}
-			sub, err := in.svc.Charging.CreateSubscription(ctx, in.caller, payment.NewSubscription{TokenID: tok.ID, Amount: 1000,
+			sub, err := in.svc.Subscriptions.CreateSubscription(ctx, in.caller, payment.NewSubscription{TokenID: tok.ID, Amount: 1000,
 				Currency: "JPY", Period: "monthly", Schedule: payment.ScheduleSettings{StartOn: &start}})
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +128,7 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			return func() bool {
-				got, err := in.svc.Charging.Subscription(ctx, in.caller, uuid.Nil, sub.ID, 0)
+				got, err := in.svc.Subscriptions.Subscription(ctx, in.caller, uuid.Nil, sub.ID, 0)
 				return err == nil && got.PaymentsMade == 1
 			}
 		}},

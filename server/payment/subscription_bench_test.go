@@ -61,7 +61,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 	b.Run("scheduled payments", func(b *testing.B) {
 		svc, c, clock := setup(b)
 		for range b.N {
-			if _, err := svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{
+			if _, err := svc.Subscriptions.CreateSubscription(ctx, c, payment.NewSubscription{
 				TokenID: token(b, svc, c, payment.SubscriptionToken).ID, Amount: 1000, Currency: "JPY", Period: "daily",
 			}); err != nil {
 				b.Fatal(err)
@@ -74,7 +74,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 		drain(b, svc)
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "payments/s")
 		b.StopTimer()
-		page, err := svc.Charging.Subscriptions(ctx, c, c.Token().StoreID, payment.SubscriptionFilter{}, payment.ListParams{Limit: 1})
+		page, err := svc.Subscriptions.Subscriptions(ctx, c, c.Token().StoreID, payment.SubscriptionFilter{}, payment.ListParams{Limit: 1})
 		if err != nil || *page.TotalHits != b.N || page.Items[0].PaymentsMade != 2 {
 			b.Fatalf("after the day: %v, %+v", err, page)
 		}

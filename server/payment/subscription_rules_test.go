@@ -41,7 +41,7 @@ func TestSubscriptionSuspendAndResume(t *testing.T) {
 	w := newSubWorld(t, time.Date(2027, 3, 1, 1, 0, 0, 0, time.UTC), 1, servicetest.Options{})
 	sub := w.subscribe(payment.NewSubscription{Period: "weekly"})
 	w.days(14) // Mar 8, Mar 15 paid
-	got, err := w.svc.Charging.SuspendSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, "")
+	got, err := w.svc.Subscriptions.SuspendSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSubscriptionSuspendAndResume(t *testing.T) {
 		t.Fatalf("%d charges while suspended, want the 3 from before", n)
 	}
 	// Apr 4 (a Sunday): resumes on the next due date from today, Apr 5.
-	got, err = w.svc.Charging.UnsuspendSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, "")
+	got, err = w.svc.Subscriptions.UnsuspendSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSubscriptionSuspendAndResume(t *testing.T) {
 
 	// Suspended on the next payment: current until its day, which is not
 	// charged.
-	if _, err := w.svc.Charging.SuspendSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, payment.TerminateNextPayment); err != nil {
+	if _, err := w.svc.Subscriptions.SuspendSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, payment.TerminateNextPayment); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.get(sub.ID); got.Status != payment.SubscriptionCurrent || got.NextPayment.TerminateWithStatus != payment.SubscriptionSuspended {
@@ -88,7 +88,7 @@ func TestSubscriptionSuspendAndResume(t *testing.T) {
 		t.Errorf("%d charges, want 5: the suspending payment is not charged", n)
 	}
 	// Resuming through PATCH status (the reference's way) works too.
-	if _, err := w.svc.Charging.UpdateSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, payment.SubscriptionUpdate{Status: ptr(payment.SubscriptionUnpaid)}); err != nil {
+	if _, err := w.svc.Subscriptions.UpdateSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, payment.SubscriptionUpdate{Status: ptr(payment.SubscriptionUnpaid)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.get(sub.ID); got.Status != payment.SubscriptionCurrent || got.NextPayment.DueDate.String() != "2027-04-26" {
@@ -163,7 +163,7 @@ func TestSubscriptionCancel(t *testing.T) {
 			w := newSubWorld(t, time.Date(2027, 5, 1, 1, 0, 0, 0, time.UTC), 1, servicetest.Options{})
 			sub := w.subscribe(payment.NewSubscription{Period: "monthly"})
 			w.days(40) // Jun 1 paid; now Jun 10
-			if err := w.svc.Charging.CancelSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, mode); err != nil {
+			if err := w.svc.Subscriptions.CancelSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, mode); err != nil {
 				t.Fatal(err)
 			}
 			want := payment.SubscriptionCanceled
@@ -183,7 +183,7 @@ func TestSubscriptionCancel(t *testing.T) {
 			if ev := w.events(sub.ID); ev[payment.EventSubscriptionCanceled] != 1 {
 				t.Errorf("events %v, want one cancellation", ev)
 			}
-			err := w.svc.Charging.CancelSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, "")
+			err := w.svc.Subscriptions.CancelSubscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, "")
 			if payment.ErrorCode(err) != payment.CodeCannotChangeCanceled {
 				t.Errorf("canceling again: %v", err)
 			}
@@ -280,7 +280,7 @@ func TestSubscriptionItemDuringACharge(t *testing.T) {
 	proc := &scripted{fail: map[string]int{}, calls: map[string]int{}}
 	w := newSubWorld(t, time.Date(2027, 1, 1, 1, 0, 0, 0, time.UTC), 1, servicetest.Options{Processor: proc})
 	proc.failNext("authorize", 1000)
-	sub, err := w.svc.Charging.CreateSubscription(ctx, w.demo.Caller, payment.NewSubscription{
+	sub, err := w.svc.Subscriptions.CreateSubscription(ctx, w.demo.Caller, payment.NewSubscription{
 		TokenID: w.token("4000020000000000", "a@example.com").ID, Amount: 1000, Currency: "JPY", Period: "monthly",
 	})
 	if err != nil {
@@ -377,7 +377,7 @@ func TestSubscriptionFirstScheduledPaymentNotExempt(t *testing.T) {
 func TestSubscriptionLongPollWokenByItsCharge(t *testing.T) {
 	ctx := context.Background()
 	w := newSubWorld(t, time.Now().UTC(), 1, servicetest.Options{Config: payment.Config{LongPollRecheck: time.Hour}})
-	sub, err := w.svc.Charging.CreateSubscription(ctx, w.demo.Caller, payment.NewSubscription{
+	sub, err := w.svc.Subscriptions.CreateSubscription(ctx, w.demo.Caller, payment.NewSubscription{
 		TokenID: w.token("4000020000000000", "a@example.com").ID, Amount: 1000, Currency: "JPY", Period: "monthly",
 	})
 	if err != nil {
@@ -385,7 +385,7 @@ func TestSubscriptionLongPollWokenByItsCharge(t *testing.T) {
 	}
 	done := make(chan *payment.Subscription, 1)
 	go func() {
-		got, err := w.svc.Charging.Subscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, 30*time.Second)
+		got, err := w.svc.Subscriptions.Subscription(ctx, w.demo.Caller, uuid.Nil, sub.ID, 30*time.Second)
 		if err != nil {
 			t.Error(err)
 		}
@@ -427,7 +427,7 @@ func TestSubscriptionAccess(t *testing.T) {
 		return tok
 	}
 	create := func(c *payment.Caller, tok uuid.UUID) (*payment.Subscription, error) {
-		return w.svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tok, Amount: 1000, Currency: "JPY", Period: "monthly"})
+		return w.svc.Subscriptions.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tok, Amount: 1000, Currency: "JPY", Period: "monthly"})
 	}
 	if _, err := create(w.demo.Caller, newToken(w.demo.Caller, payment.OneTime).ID); payment.ErrorCode(err) != payment.CodeNotSubscriptionToken {
 		t.Errorf("a one-time token: %v", err)
@@ -441,17 +441,17 @@ func TestSubscriptionAccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the widget's subscription: %v", err)
 	}
-	if _, err := w.svc.Charging.Subscription(ctx, browser, uuid.Nil, sub.ID, 0); err != nil {
+	if _, err := w.svc.Subscriptions.Subscription(ctx, browser, uuid.Nil, sub.ID, 0); err != nil {
 		t.Errorf("the widget reading its subscription: %v", err)
 	}
-	if _, err := w.svc.Charging.SubscriptionCharges(ctx, browser, uuid.Nil, sub.ID, uuid.Nil, payment.ListParams{Limit: 10}); err != nil {
+	if _, err := w.svc.Subscriptions.SubscriptionCharges(ctx, browser, uuid.Nil, sub.ID, uuid.Nil, payment.ListParams{Limit: 10}); err != nil {
 		t.Errorf("the widget reading its charges: %v", err)
 	}
 	// …but may not change it, list subscriptions, or use it again.
-	if err := w.svc.Charging.CancelSubscription(ctx, browser, uuid.Nil, sub.ID, ""); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+	if err := w.svc.Subscriptions.CancelSubscription(ctx, browser, uuid.Nil, sub.ID, ""); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser canceling: %v", err)
 	}
-	if _, err := w.svc.Charging.Subscriptions(ctx, browser, uuid.Nil, payment.SubscriptionFilter{}, payment.ListParams{Limit: 10}); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+	if _, err := w.svc.Subscriptions.Subscriptions(ctx, browser, uuid.Nil, payment.SubscriptionFilter{}, payment.ListParams{Limit: 10}); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser listing: %v", err)
 	}
 	if _, err := create(w.demo.Caller, sub.TokenID); payment.ErrorCode(err) != payment.CodeTransactionAlreadyDone {
@@ -464,10 +464,10 @@ func TestSubscriptionAccess(t *testing.T) {
 		{Schedule: payment.ScheduleSettings{StartOn: &payment.Date{Year: 2027, Month: 2, Day: 1}}},
 	} {
 		p.TokenID, p.Amount, p.Currency, p.Period = newToken(w.demo.Caller, payment.SubscriptionToken).ID, 1000, "JPY", "monthly"
-		if _, err := w.svc.Charging.CreateSubscription(ctx, w.demo.Caller, p); err != nil {
+		if _, err := w.svc.Subscriptions.CreateSubscription(ctx, w.demo.Caller, p); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.svc.Charging.CreateSubscription(ctx, w.demo.Caller, p); payment.ErrorCode(err) != payment.CodeTransactionAlreadyDone {
+		if _, err := w.svc.Subscriptions.CreateSubscription(ctx, w.demo.Caller, p); payment.ErrorCode(err) != payment.CodeTransactionAlreadyDone {
 			t.Errorf("a second subscription on one token (%+v): %v", p.Schedule, err)
 		}
 	}
@@ -480,7 +480,7 @@ func TestSubscriptionAccess(t *testing.T) {
 	if _, err := create(browser, old.ID); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("a browser subscribing an old token: %v", err)
 	}
-	if _, err := w.svc.Charging.Subscription(ctx, browser, uuid.Nil, sub.ID, 0); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
+	if _, err := w.svc.Subscriptions.Subscription(ctx, browser, uuid.Nil, sub.ID, 0); payment.ErrorCode(err) != payment.CodeInvalidPermissions {
 		t.Errorf("the widget reading its subscription later: %v", err)
 	}
 	// Another merchant's (the other mode's) subscription is not found.
@@ -490,7 +490,7 @@ func TestSubscriptionAccess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.svc.Charging.Subscription(ctx, lc, uuid.Nil, sub.ID, 0); !payment.IsNotFound(err) {
+		if _, err := w.svc.Subscriptions.Subscription(ctx, lc, uuid.Nil, sub.ID, 0); !payment.IsNotFound(err) {
 			t.Errorf("the live token reading a test subscription: %v", err)
 		}
 	}
@@ -518,7 +518,7 @@ func TestSubscriptionTokenDeleted(t *testing.T) {
 	if ev := w.events(sub.ID); ev[payment.EventSubscriptionFailure] != 2 {
 		t.Errorf("events %v, want two failures", ev)
 	}
-	if _, err := w.svc.Charging.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, w.token("4000020000000000", "b@example.com").ID); err != nil {
+	if _, err := w.svc.Subscriptions.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, w.token("4000020000000000", "b@example.com").ID); err != nil {
 		t.Fatal(err)
 	}
 	w.run()

@@ -67,7 +67,7 @@ func (w *subWorld) subscribe(p payment.NewSubscription) *payment.Subscription {
 	if p.Amount == 0 {
 		p.Amount = 1000
 	}
-	sub, err := w.svc.Charging.CreateSubscription(context.Background(), w.demo.Caller, p)
+	sub, err := w.svc.Subscriptions.CreateSubscription(context.Background(), w.demo.Caller, p)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func (w *subWorld) days(n int) {
 
 func (w *subWorld) get(id uuid.UUID) *payment.Subscription {
 	w.t.Helper()
-	sub, err := w.svc.Charging.Subscription(context.Background(), w.demo.Caller, uuid.Nil, id, 0)
+	sub, err := w.svc.Subscriptions.Subscription(context.Background(), w.demo.Caller, uuid.Nil, id, 0)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func everyPage[T any](tb testing.TB, id func(T) uuid.UUID, list func(payment.Lis
 func (w *subWorld) charges(id uuid.UUID) []*payment.Charge {
 	w.t.Helper()
 	return everyPage(w.t, func(ch *payment.Charge) uuid.UUID { return ch.ID }, func(p payment.ListParams) (payment.Page[*payment.Charge], error) {
-		return w.svc.Charging.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, id, uuid.Nil, p)
+		return w.svc.Subscriptions.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, id, uuid.Nil, p)
 	})
 }
 
@@ -150,7 +150,7 @@ func (w *subWorld) charges(id uuid.UUID) []*payment.Charge {
 func (w *subWorld) payments(id uuid.UUID) []*payment.ScheduledPayment {
 	w.t.Helper()
 	return everyPage(w.t, func(p *payment.ScheduledPayment) uuid.UUID { return p.ID }, func(p payment.ListParams) (payment.Page[*payment.ScheduledPayment], error) {
-		return w.svc.Charging.SubscriptionPayments(context.Background(), w.demo.Caller, uuid.Nil, id, p)
+		return w.svc.Subscriptions.SubscriptionPayments(context.Background(), w.demo.Caller, uuid.Nil, id, p)
 	})
 }
 
@@ -365,7 +365,7 @@ func TestSubscriptionFailuresAndRetries(t *testing.T) {
 		t.Errorf("June after its last retry: paid %v, retry %v", june.IsPaid, june.RetryDate)
 	}
 	fresh := w.token("4000020000000000", "new-card@example.com")
-	if _, err := w.svc.Charging.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, fresh.ID); err != nil {
+	if _, err := w.svc.Subscriptions.ChangeSubscriptionToken(ctx, w.demo.Caller, uuid.Nil, sub.ID, fresh.ID); err != nil {
 		t.Fatal(err)
 	}
 	w.run()
@@ -384,7 +384,7 @@ func TestSubscriptionFailuresAndRetries(t *testing.T) {
 
 func (w *subWorld) chargesOf(subID, paymentID uuid.UUID) []*payment.Charge {
 	w.t.Helper()
-	page, err := w.svc.Charging.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, subID, paymentID, payment.ListParams{Limit: payment.MaxLimit})
+	page, err := w.svc.Subscriptions.SubscriptionCharges(context.Background(), w.demo.Caller, uuid.Nil, subID, paymentID, payment.ListParams{Limit: payment.MaxLimit})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -239,12 +239,12 @@ func (f *formsFixture) browserSubscription(t testing.TB, card string, amount int
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := f.svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY", Period: period,
+	sub, err := f.svc.Subscriptions.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY", Period: period,
 		Charge: payment.NewCharge{Metadata: meta, ThreeDS: &payment.ThreeDSSettings{Mode: "normal", RedirectEndpoint: testGateway + "/forms/wc-sub/return"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := f.svc.Charging.SubscriptionCharges(ctx, c, f.storeA, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
+	page, err := f.svc.Subscriptions.SubscriptionCharges(ctx, c, f.storeA, sub.ID, uuid.Nil, payment.ListParams{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("the subscription's charges: %v, %v", page.Items, err)
 	}
@@ -262,7 +262,7 @@ func (f *formsFixture) browserSubscription(t testing.TB, card string, amount int
 		}
 		ch = servicetest.AwaitCharge(t, f.svc, c, f.storeA, ch.ID, "the first charge to end", servicetest.Settled)
 	}
-	if sub, err = f.svc.Charging.Subscription(ctx, c, f.storeA, sub.ID, 0); err != nil {
+	if sub, err = f.svc.Subscriptions.Subscription(ctx, c, f.storeA, sub.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	return sub, ch

@@ -34,7 +34,7 @@ func (f *gatewayFixture) subscribe(t *testing.T, tok *payment.IssuedAppToken, ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := f.svc.Charging.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY",
+	sub, err := f.svc.Subscriptions.CreateSubscription(ctx, c, payment.NewSubscription{TokenID: tt.ID, Amount: amount, Currency: "JPY",
 		Period: period, Charge: payment.NewCharge{Metadata: meta}})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func (f *gatewayFixture) subscribe(t *testing.T, tok *payment.IssuedAppToken, ca
 		if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		if sub, err = f.svc.Charging.Subscription(ctx, c, sub.StoreID, sub.ID, 0); err != nil {
+		if sub, err = f.svc.Subscriptions.Subscription(ctx, c, sub.StoreID, sub.ID, 0); err != nil {
 			t.Fatal(err)
 		}
 		return sub.Status != payment.SubscriptionUnverified
@@ -305,7 +305,7 @@ func TestDemoSubscriptionNotified(t *testing.T) {
 	s3 := quiet.shopper(t)
 	ref3 := s3.openSubscribe()
 	sub3 := f.subscribe(t, f.tokA, "4000020000000000", 1980, "monthly", payment.Metadata{"order_id": ref3})
-	charges, err := f.svc.Charging.SubscriptionCharges(ctx, f.caller(t), f.storeA.ID, sub3.ID, uuid.Nil, payment.ListParams{Limit: 10})
+	charges, err := f.svc.Subscriptions.SubscriptionCharges(ctx, f.caller(t), f.storeA.ID, sub3.ID, uuid.Nil, payment.ListParams{Limit: 10})
 	if err != nil || len(charges.Items) != 1 {
 		t.Fatalf("charges %v: %v", charges.Items, err)
 	}

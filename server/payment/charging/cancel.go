@@ -29,7 +29,7 @@ func (s *Service) CreateCancel(ctx context.Context, c *payment.Caller, storeID, 
 		if cn, err = s.placeCancel(ctx, tx, c, storeID, chargeID, metadata); err != nil {
 			return err
 		}
-		return recordEffect(ctx, tx, p.Idempotency,
+		return payment.RecordEffect(ctx, tx, p.Idempotency,
 			payment.IdempotentEffect{Kind: payment.EffectCancel, StoreID: cn.StoreID, ChargeID: cn.ChargeID, ID: cn.ID})
 	})
 	if err != nil {

@@ -26,36 +26,6 @@ func captureAtAllowed(at, now time.Time) bool {
 	return !at.Before(now.Add(minCaptureAtAhead)) && !at.After(now.Add(maxCaptureAtAhead))
 }
 
-// browserChargeWindow is how long after making a token a browser may
-// charge it: the widget and the link form charge at once.
-const browserChargeWindow = 5 * time.Minute
-
-// browserMayCharge reports whether a browser (an app token without its
-// secret) may charge tok now. Only the first charge of a token a browser
-// of the same store made moments ago, as the widget does: every other
-// charge of a stored card needs the secret, as Stripe needs its secret key
-// to charge a saved card. Otherwise anyone who reads a page's public app
-// token could charge every saved card of the store.
-func browserMayCharge(tok *payment.TransactionToken, now time.Time) bool {
-	return !tok.Used && madeByBrowserJustNow(tok, now)
-}
-
-// madeByBrowserJustNow reports whether a browser made tok within the
-// browser window before now: the widget working on the token it has just
-// made (its first charge, its 3-D Secure).
-func madeByBrowserJustNow(tok *payment.TransactionToken, now time.Time) bool {
-	age := now.Sub(tok.CreatedOn)
-	return tok.FromBrowser && age >= 0 && age <= browserChargeWindow
-}
-
-// chargeMadeByBrowserJustNow reports whether a browser made ch within the
-// browser window before now: the widget following the charge it has just
-// made to its shopper's challenge or wallet page.
-func chargeMadeByBrowserJustNow(ch *payment.Charge, now time.Time) bool {
-	age := now.Sub(ch.CreatedOn)
-	return ch.FromBrowser && age >= 0 && age <= browserChargeWindow
-}
-
 // chargeApprovalCaller checks that c may send a charge's shopper on to the
 // approval it awaits (its issuer token, its QR code): the page's key in
 // them lets whoever holds it pay, fail or cancel the payment. A
@@ -63,7 +33,7 @@ func chargeMadeByBrowserJustNow(ch *payment.Charge, now time.Time) bool {
 // as for its first charge; any other browser holding the public app token
 // and a charge's id would reach another shopper's payment.
 func (s *Service) chargeApprovalCaller(c *payment.Caller, ch *payment.Charge) error {
-	if c.WithSecret() || chargeMadeByBrowserJustNow(ch, s.clock.Now()) {
+	if c.WithSecret() || payment.ChargeMadeByBrowserJustNow(ch, s.clock.Now()) {
 		return nil
 	}
 	return payment.Errorf(payment.CodeInvalidPermissions, "this operation requires the app token's secret")
@@ -72,7 +42,7 @@ func (s *Service) chargeApprovalCaller(c *payment.Caller, ch *payment.Charge) er
 // CreateCharge records a charge as pending and hands it to the worker, which
 // asks the acquirer; the answer arrives asynchronously (poll the charge).
 func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment.NewCharge) (*payment.Charge, error) {
-	storeID, err := storeCaller(c)
+	storeID, err := payment.CallerStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +52,7 @@ func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment
 	if cur, ok := payment.LookupCurrency(p.Currency); ok && p.Amount > cur.MaxAmount {
 		return nil, payment.Errorf(payment.CodeChargeAmountTooHigh, "amount is above the maximum for "+cur.Code)
 	}
-	cur, err := checkAmount(p.Amount, p.Currency, "amount")
+	cur, err := payment.CheckAmount(p.Amount, p.Currency, "amount")
 	if err != nil {
 		return nil, err
 	}
@@ -120,18 +90,18 @@ func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment
 		ch.ThreeDS = *p.ThreeDS
 	}
 	if e := p.ExternalThreeDS; e != nil && !e.Empty() {
-		if err := s.sealExternalThreeDS(ch, e); err != nil {
+		if err := s.SealExternalThreeDS(ch, e); err != nil {
 			return nil, err
 		}
 	}
 	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
-		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.ThreeDSMode()); err != nil {
+		if err := payment.BrowserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.ThreeDSMode()); err != nil {
 			return err
 		}
-		if err := s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c, request: &p}); err != nil {
+		if err := s.PlaceCharge(ctx, tx, ChargeOrder{Charge: ch, Caller: c, request: &p}); err != nil {
 			return err
 		}
-		return recordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectCharge, StoreID: ch.StoreID, ID: ch.ID})
+		return payment.RecordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectCharge, StoreID: ch.StoreID, ID: ch.ID})
 	})
 	if err != nil {
 		return nil, err
@@ -140,28 +110,28 @@ func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment
 	return ch, nil
 }
 
-// chargeOrder is a charge to place: asked for by a caller (POST /charges,
+// ChargeOrder is a charge to place: asked for by a caller (POST /charges,
 // the first charge of POST /subscriptions) or, with caller nil, by the
 // gateway's own scheduler for a subscription's payment.
-type chargeOrder struct {
-	// charge is the charge as asked for, pending, its token's fields
+type ChargeOrder struct {
+	// Charge is the charge as asked for, pending, its token's fields
 	// still to be filled in.
-	charge *payment.Charge
-	caller *payment.Caller
+	Charge *payment.Charge
+	Caller *payment.Caller
 	// request is the caller's request, for the checks of the token's
 	// payment method (paymentMethod.checkCharge); nil for a
 	// subscription's charges.
 	request *payment.NewCharge
 }
 
-// placeCharge checks a charge against its token and records it with the
+// PlaceCharge checks a charge against its token and records it with the
 // work that authorises it, in the caller's transaction: POST /charges and
 // subscriptions share it, so a subscription's charges are charges like any
 // other. The gateway's own scheduled charges are not the caller's: the
 // browser rule, the test-charge quota and the duplicate rule, which guard
 // against what callers send, do not apply to them.
-func (s *Service) placeCharge(ctx context.Context, tx *outbox.Tx, o chargeOrder) error {
-	ch, c, now := o.charge, o.caller, o.charge.CreatedOn
+func (s *Service) PlaceCharge(ctx context.Context, tx *outbox.Tx, o ChargeOrder) error {
+	ch, c, now := o.Charge, o.Caller, o.Charge.CreatedOn
 	tok, err := tx.Token(ctx, ch.TokenID)
 	if err != nil {
 		return err
@@ -183,7 +153,7 @@ func (s *Service) placeCharge(ctx context.Context, tx *outbox.Tx, o chargeOrder)
 		return payment.Errorf(payment.CodeTransactionAlreadyDone, "this one-time token has already been charged")
 	case tok.CVVAuthorize.Enabled && tok.CVVAuthorize.Status != payment.CVVAuthCurrent:
 		return payment.Errorf(payment.CodeCVVAuthorizationNotCompleted, "the token's CVV authorization has not succeeded")
-	case c != nil && !c.WithSecret() && !browserMayCharge(tok, now):
+	case c != nil && !c.WithSecret() && !payment.BrowserMayCharge(tok, now):
 		return payment.Errorf(payment.CodeInvalidPermissions, "charging a stored token requires the app token's secret")
 	}
 	if ch.Mode == payment.ModeLive && !s.processor.SupportsLive() {
@@ -237,7 +207,7 @@ func (s *Service) placeCharge(ctx context.Context, tx *outbox.Tx, o chargeOrder)
 // changed, in the same transaction: tells the Meter (once committed) that
 // the charge settled; records its event, charge.updated when it awaits
 // its shopper or is authorised, charge.finished when it ends; and carries
-// its subscription's payment on (subscriptionChargeEnded) when it is a
+// its subscription's payment on (the chargeEnded follower) when it is a
 // subscription's charge that was authorised or ended. Every path that
 // moves a charge (the acquirer's answer, 3-D Secure, a wallet, an
 // expiry, a cancel) goes through it, so that each of them has every one
@@ -255,8 +225,8 @@ func (s *Service) moveCharge(ctx context.Context, tx *outbox.Tx, ch *payment.Cha
 			return err
 		}
 	}
-	if ch.PaymentID != uuid.Nil && (ch.Status.Final() || ch.Status == payment.ChargeAuthorized) {
-		return s.subscriptionChargeEnded(ctx, tx, ch)
+	if ch.PaymentID != uuid.Nil && (ch.Status.Final() || ch.Status == payment.ChargeAuthorized) && s.chargeEnded != nil {
+		return s.chargeEnded(ctx, tx, ch)
 	}
 	return nil
 }
@@ -372,11 +342,11 @@ func (s *Service) Charges(ctx context.Context, c *payment.Caller, storeID uuid.U
 	}
 	var ok bool
 	if f.Mode, ok = c.OwnMode(f.Mode); !ok {
-		return emptyPage[*payment.Charge](p), nil
+		return payment.EmptyPage[*payment.Charge](p), nil
 	}
 	var page payment.Page[*payment.Charge]
 	err := s.db.View(ctx, func(tx payment.Tx) error {
-		scope, err := s.listScope(ctx, tx, c, storeID)
+		scope, err := payment.ListScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
 		}
@@ -446,7 +416,7 @@ func (s *Service) CaptureCharge(ctx context.Context, c *payment.Caller, storeID,
 		if err := requestCapture(ctx, tx, ch, capture, s.clock.Now()); err != nil {
 			return err
 		}
-		return recordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectCapture, StoreID: ch.StoreID, ChargeID: ch.ID, ID: ch.ID})
+		return payment.RecordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectCapture, StoreID: ch.StoreID, ChargeID: ch.ID, ID: ch.ID})
 	})
 }
 

@@ -42,11 +42,11 @@ func (s *Service) Transactions(ctx context.Context, c *payment.Caller, storeID u
 	}
 	var ok bool
 	if f.Mode, ok = c.OwnMode(f.Mode); !ok {
-		return emptyPage[*payment.LedgerEntry](p), nil
+		return payment.EmptyPage[*payment.LedgerEntry](p), nil
 	}
 	var page payment.Page[*payment.LedgerEntry]
 	err := s.db.View(ctx, func(tx payment.Tx) error {
-		scope, err := s.listScope(ctx, tx, c, storeID)
+		scope, err := payment.ListScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
 		}

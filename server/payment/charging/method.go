@@ -192,3 +192,10 @@ func (s *Service) awaitShopper(ctx context.Context, w payment.Work, approval fun
 	}
 	return err
 }
+
+// SubscribedWith reports whether a subscription may be paid with tokens of
+// paymentType (its method's traits).
+func (s *Service) SubscribedWith(paymentType string) bool {
+	m, ok := lookupMethod(paymentType)
+	return ok && m.traits().subscriptions
+}

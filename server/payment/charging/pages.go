@@ -18,7 +18,7 @@ func (s *Service) TokenReceipt(ctx context.Context, c *payment.Caller, id uuid.U
 	if !s.fromGatewayPage(c) {
 		return nil, payment.Errorf(payment.CodeInvalidPermissions, "only the gateway's own pages may ask for a token receipt")
 	}
-	storeID, err := storeCaller(c)
+	storeID, err := payment.CallerStore(c)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *payment.Caller, storeID, 
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
-	if _, err := checkAmount(p.Amount, p.Currency, "amount"); err != nil {
+	if _, err := payment.CheckAmount(p.Amount, p.Currency, "amount"); err != nil {
 		return nil, err
 	}
 	var v payment.Validation
@@ -80,7 +80,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *payment.Caller, storeID, 
 		if err := tx.PutLedgerEntry(ctx, refundLedgerEntry(r)); err != nil {
 			return err
 		}
-		return recordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectRefund, StoreID: r.StoreID, ChargeID: r.ChargeID, ID: r.ID})
+		return payment.RecordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectRefund, StoreID: r.StoreID, ChargeID: r.ChargeID, ID: r.ID})
 	})
 	if err != nil {
 		return nil, err

@@ -31,6 +31,17 @@ type Service struct {
 	logger       *slog.Logger
 	// meter is told what was done, for the operators' metrics.
 	meter payment.Meter
+	// chargeEnded carries on what a subscription's charge was for, in the
+	// transaction that authorises or ends it (FollowSubscriptionCharges).
+	chargeEnded func(ctx context.Context, tx *outbox.Tx, ch *payment.Charge) error
+}
+
+// FollowSubscriptionCharges sets who carries a subscription on when one of
+// its payments' charges is authorised or ends: f runs in the transaction
+// that records it (moveCharge), so the charge and what follows from it
+// commit together. The subscriptions set it when they are made.
+func (s *Service) FollowSubscriptionCharges(f func(ctx context.Context, tx *outbox.Tx, ch *payment.Charge) error) {
+	s.chargeEnded = f
 }
 
 // NewService returns the payment rules over db; it registers the kinds

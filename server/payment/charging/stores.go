@@ -39,7 +39,7 @@ func (s *Service) Stores(ctx context.Context, c *payment.Caller, p payment.ListP
 		if err != nil {
 			return payment.Page[*payment.Store]{}, err
 		}
-		return singlePage(st, p), nil
+		return payment.SinglePage(st, p), nil
 	}
 	var page payment.Page[*payment.Store]
 	err := s.db.View(ctx, func(tx payment.Tx) error {
@@ -48,25 +48,6 @@ func (s *Service) Stores(ctx context.Context, c *payment.Caller, p payment.ListP
 		return err
 	})
 	return page, err
-}
-
-// singlePage pages a list that can only ever hold one object.
-func singlePage[T interface{ comparable }](item T, p payment.ListParams) payment.Page[T] {
-	one := 1
-	if p.Cursor != uuid.Nil {
-		return payment.Page[T]{Items: []T{}}
-	}
-	return payment.Page[T]{Items: []T{item}, TotalHits: &one}
-}
-
-// emptyPage is the answer to a list that cannot hold anything.
-func emptyPage[T any](p payment.ListParams) payment.Page[T] {
-	page := payment.Page[T]{Items: []T{}}
-	if p.Cursor == uuid.Nil {
-		zero := 0
-		page.TotalHits = &zero
-	}
-	return page
 }
 
 // Store returns one store the caller may see; anything else is NOT_FOUND.

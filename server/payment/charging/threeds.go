@@ -10,9 +10,9 @@ import (
 	"github.com/kessai/kessai/server/payment/outbox"
 )
 
-// sealExternalThreeDS records a merchant's own 3-D Secure result on a
+// SealExternalThreeDS records a merchant's own 3-D Secure result on a
 // charge, its authentication value sealed.
-func (s *Service) sealExternalThreeDS(ch *payment.Charge, e *payment.ExternalThreeDSInput) error {
+func (s *Service) SealExternalThreeDS(ch *payment.Charge, e *payment.ExternalThreeDSInput) error {
 	ch.ThreeDS.Mode = "provided"
 	ext := &payment.ExternalThreeDS{
 		ECI: e.ECI, DSTransactionID: e.DSTransactionID, ServerTransactionID: e.ServerTransactionID,
@@ -29,19 +29,6 @@ func (s *Service) sealExternalThreeDS(ch *payment.Charge, e *payment.ExternalThr
 // authValueAssociated binds a sealed 3-D Secure authentication value to
 // its charge.
 func authValueAssociated(id uuid.UUID) []byte { return append([]byte("cavv:"), id[:]...) }
-
-// browserThreeDS is checkThreeDSMode in the caller's transaction for a
-// store that is not at hand: only a browser's request needs it read.
-func browserThreeDS(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID uuid.UUID, field, mode string) error {
-	if c.WithSecret() {
-		return nil
-	}
-	st, err := tx.Store(ctx, storeID)
-	if err != nil {
-		return err
-	}
-	return c.CheckThreeDSMode(field, mode, st)
-}
 
 // tokenThreeDSMode is the mode a token's 3-D Secure runs in (tokenThreeDS):
 // its own, or normal without one.
@@ -145,7 +132,7 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *payment.Calle
 // merchant's server (with the secret), or the browser that has just made
 // the token, as for its first charge.
 func (s *Service) tokenThreeDSCaller(c *payment.Caller, tok *payment.TransactionToken) error {
-	if c.WithSecret() || madeByBrowserJustNow(tok, s.clock.Now()) {
+	if c.WithSecret() || payment.MadeByBrowserJustNow(tok, s.clock.Now()) {
 		return nil
 	}
 	return payment.Errorf(payment.CodeInvalidPermissions, "this operation requires the app token's secret")
@@ -204,7 +191,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, sto
 		if err := s.tokenThreeDSCaller(c, tok); err != nil {
 			return err
 		}
-		if err := browserThreeDS(ctx, tx, c, storeID, "mode", tokenThreeDSMode(r.Mode)); err != nil {
+		if err := payment.BrowserThreeDS(ctx, tx, c, storeID, "mode", tokenThreeDSMode(r.Mode)); err != nil {
 			return err
 		}
 		switch {

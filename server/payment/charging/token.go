@@ -23,15 +23,6 @@ func (s *Service) fromGatewayPage(c *payment.Caller) bool {
 		strings.EqualFold(strings.TrimRight(c.Origin(), "/"), s.publicOrigin)
 }
 
-// storeCaller returns the store a store token acts for; merchant tokens
-// cannot create payments (UnivaPay's wire format).
-func storeCaller(c *payment.Caller) (uuid.UUID, error) {
-	if c.IsMerchantToken() {
-		return uuid.Nil, payment.Errorf(payment.CodeInvalidPermissions, "this operation needs a store app token")
-	}
-	return c.StoreID(), nil
-}
-
 func (s *Service) checkNewToken(p *payment.NewToken, c *payment.Caller, now time.Time) error {
 	var v payment.Validation
 	p.Email = strings.TrimSpace(p.Email)
@@ -92,7 +83,7 @@ var tokenThreeDSModes = map[string]bool{"normal": true, "force": true, "skip": t
 
 // CreateToken tokenises a card for the caller's store.
 func (s *Service) CreateToken(ctx context.Context, c *payment.Caller, p payment.NewToken) (*payment.TransactionToken, error) {
-	storeID, err := storeCaller(c)
+	storeID, err := payment.CallerStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +185,11 @@ func (s *Service) Tokens(ctx context.Context, c *payment.Caller, storeID uuid.UU
 	}
 	var ok bool
 	if f.Mode, ok = c.OwnMode(f.Mode); !ok {
-		return emptyPage[*payment.TransactionToken](p), nil
+		return payment.EmptyPage[*payment.TransactionToken](p), nil
 	}
 	var page payment.Page[*payment.TransactionToken]
 	err := s.db.View(ctx, func(tx payment.Tx) error {
-		scope, err := s.listScope(ctx, tx, c, storeID)
+		scope, err := payment.ListScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
 		}
@@ -207,22 +198,6 @@ func (s *Service) Tokens(ctx context.Context, c *payment.Caller, storeID uuid.UU
 		return err
 	})
 	return page, err
-}
-
-// listScope is whose objects a list shows: one store, or for a merchant
-// token without a store in the path, all of the merchant's.
-func (s *Service) listScope(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID uuid.UUID) (payment.AppTokenFilter, error) {
-	if storeID == uuid.Nil {
-		if c.IsMerchantToken() {
-			return payment.AppTokenFilter{MerchantID: c.MerchantID()}, nil
-		}
-		return payment.AppTokenFilter{MerchantID: c.MerchantID(), StoreID: c.StoreID()}, nil
-	}
-	st, err := payment.VisibleStore(ctx, tx, c, storeID)
-	if err != nil {
-		return payment.AppTokenFilter{}, err
-	}
-	return payment.AppTokenFilter{MerchantID: st.MerchantID, StoreID: st.ID}, nil
 }
 
 // UpdateToken applies a PATCH to a token.

@@ -23,7 +23,6 @@ func (s *Service) handleWork(q *workqueue.Queue) {
 	q.Handle(payment.WorkScheduledCapture, workqueue.Handler{Run: s.scheduledCapture})
 	q.Handle(payment.WorkTokenThreeDS, workqueue.Handler{Run: s.tokenThreeDS})
 	q.Handle(payment.WorkApprovalExpiry, workqueue.Handler{Run: s.expireApproval})
-	q.Handle(payment.WorkSubscriptionPayment, workqueue.Handler{Run: s.chargePayment})
 }
 
 // chargeAndCard reads a charge, its token and what the processor is

@@ -11,6 +11,7 @@ import (
 	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/payment/notify"
 	"github.com/kessai/kessai/server/payment/outbox"
+	"github.com/kessai/kessai/server/payment/subscriptions"
 	"github.com/kessai/kessai/server/payment/workqueue"
 )
 
@@ -25,6 +26,8 @@ type Set struct {
 	Access   *access.Service
 	Charging *charging.Service
 	Notify   *notify.Service
+	// Subscriptions charge through Charging, which they follow.
+	Subscriptions *subscriptions.Service
 }
 
 // New returns the services over a storage engine.
@@ -36,12 +39,14 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 	work := workqueue.New(db, workqueue.Config{
 		Clock: clock, Meter: cfg.Meter, Concurrency: cfg.WorkConcurrency, Lease: cfg.WorkLease,
 	})
+	charges := charging.NewService(db, work, clock, cfg)
 	return &Set{
-		DB:       db,
-		Work:     work,
-		Access:   access.New(db, clock, codec, cfg),
-		Charging: charging.NewService(db, work, clock, cfg),
-		Notify:   notify.New(db, work, clock, cfg),
+		DB:            db,
+		Work:          work,
+		Access:        access.New(db, clock, codec, cfg),
+		Charging:      charges,
+		Notify:        notify.New(db, work, clock, cfg),
+		Subscriptions: subscriptions.New(db, work, charges, clock, cfg),
 	}
 }
 
@@ -53,15 +58,17 @@ type Pages struct {
 	*accessRules
 	*chargingRules
 	*notifyRules
+	*subscriptionRules
 }
 
 // The capabilities under names of their own, so that Pages can hold them
 // side by side.
 type (
-	accessRules   = access.Service
-	chargingRules = charging.Service
-	notifyRules   = notify.Service
+	accessRules       = access.Service
+	chargingRules     = charging.Service
+	notifyRules       = notify.Service
+	subscriptionRules = subscriptions.Service
 )
 
 // Pages returns the services as the hosted pages use them.
-func (s *Set) Pages() *Pages { return &Pages{s.Access, s.Charging, s.Notify} }
+func (s *Set) Pages() *Pages { return &Pages{s.Access, s.Charging, s.Notify, s.Subscriptions} }

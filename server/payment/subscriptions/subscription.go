@@ -1,4 +1,10 @@
-package charging
+// Package subscriptions holds the recurring payments: a plan on a
+// recurring token, its scheduled payments and their retries, and what a
+// merchant may change of it. Each payment is charged by the payment rules
+// (charging.Service.PlaceCharge) in the transaction that makes it, and a
+// charge's end carries the subscription on in the transaction that records
+// it (charging.Service.FollowSubscriptionCharges).
+package subscriptions
 
 import (
 	"context"
@@ -9,7 +15,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/payment/outbox"
+	"github.com/kessai/kessai/server/payment/workqueue"
 )
 
 // maxPaymentRetries is how often a failed payment is retried on its
@@ -31,7 +39,7 @@ func checkTerms(p *payment.NewSubscription, today func(*time.Location) payment.D
 	if cur, ok := payment.LookupCurrency(p.Currency); ok && p.Amount > cur.MaxAmount {
 		return t, payment.Errorf(payment.CodeChargeAmountTooHigh, "amount is above the maximum for "+cur.Code)
 	}
-	cur, err := checkAmount(p.Amount, p.Currency, "amount")
+	cur, err := payment.CheckAmount(p.Amount, p.Currency, "amount")
 	if err != nil {
 		return t, err
 	}
@@ -140,8 +148,32 @@ func checkPlan(v *payment.Validation, p *payment.NewSubscription) {
 	}
 }
 
+// Service holds the recurring payments: a plan on a recurring token,
+// its scheduled payments, each charged by the payment rules when due, and
+// what the merchant may change of it.
+type Service struct {
+	db      *outbox.DB
+	charges *charging.Service
+	clock   payment.Clock
+	// publicOrigin is the gateway's own origin, for the redirects of a
+	// first charge (NewCharge.Check).
+	publicOrigin string
+}
+
+// New returns the subscriptions over db, charged through
+// charges: it follows their charges' ends (FollowSubscriptionCharges) and
+// registers the scheduled payments with work.
+func New(db *outbox.DB, work *workqueue.Queue, charges *charging.Service, clock payment.Clock, cfg payment.Config) *Service {
+	s := &Service{db: db, charges: charges, clock: clock, publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/")}
+	charges.FollowSubscriptionCharges(s.subscriptionChargeEnded)
+	work.Handle(payment.WorkSubscriptionPayment, workqueue.Handler{Run: s.chargePayment})
+	return s
+}
+
 // today is the day it is now in loc, by the service's clock.
-func (s *Service) today(loc *time.Location) payment.Date { return payment.DateOf(s.clock.Now(), loc) }
+func (s *Service) today(loc *time.Location) payment.Date {
+	return payment.DateOf(s.clock.Now(), loc)
+}
 
 // firstPayment sets a new subscription's anchor and returns its first payment
 // (not yet stored), and whether that payment is charged at once.
@@ -186,7 +218,7 @@ func subscriptionToken(tok *payment.TransactionToken, c *payment.Caller, storeID
 		return payment.Errorf(payment.CodeNotSubscriptionToken, "subscriptions need a subscription token")
 	case first && tok.Used:
 		return payment.Errorf(payment.CodeTransactionAlreadyDone, "this subscription token already has its subscription")
-	case !c.WithSecret() && !(first && browserMayCharge(tok, now)):
+	case !c.WithSecret() && !(first && payment.BrowserMayCharge(tok, now)):
 		return payment.Errorf(payment.CodeInvalidPermissions, "this operation requires the app token's secret")
 	}
 	return nil
@@ -197,7 +229,7 @@ func subscriptionToken(tok *payment.TransactionToken, c *payment.Caller, storeID
 // POST /charges would (with the subscription's 3-D Secure); the scheduler
 // charges the rest.
 func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p payment.NewSubscription) (*payment.Subscription, error) {
-	storeID, err := storeCaller(c)
+	storeID, err := payment.CallerStore(c)
 	if err != nil {
 		return nil, err
 	}
@@ -244,12 +276,12 @@ func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p p
 		}
 		// Its first charge takes the subscription's 3-D Secure, now or
 		// when the scheduler makes it.
-		if err := browserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.Charge.ThreeDSMode()); err != nil {
+		if err := payment.BrowserThreeDS(ctx, tx, c, storeID, "three_ds.mode", p.Charge.ThreeDSMode()); err != nil {
 			return err
 		}
 		// First, before the branches below: whichever way the first
 		// payment goes, the subscription is what the key made.
-		if err := recordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectSubscription, StoreID: sub.StoreID, ID: sub.ID}); err != nil {
+		if err := payment.RecordEffect(ctx, tx, p.Idempotency, payment.IdempotentEffect{Kind: payment.EffectSubscription, StoreID: sub.StoreID, ID: sub.ID}); err != nil {
 			return err
 		}
 		sub.Email, sub.CardLastFour = tok.Email, tok.Card.LastFour
@@ -281,7 +313,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p p
 		ch := s.subscriptionCharge(sub, pay, now)
 		ch.ThreeDS, ch.RedirectEndpoint, ch.IPAddress = sub.ThreeDS, p.Charge.RedirectEndpoint, p.Charge.IPAddress
 		if e := p.Charge.ExternalThreeDS; e != nil && !e.Empty() {
-			if err := s.sealExternalThreeDS(ch, e); err != nil {
+			if err := s.charges.SealExternalThreeDS(ch, e); err != nil {
 				return err
 			}
 		}
@@ -296,7 +328,7 @@ func (s *Service) CreateSubscription(ctx context.Context, c *payment.Caller, p p
 		if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 			return err
 		}
-		return s.placeCharge(ctx, tx, chargeOrder{charge: ch, caller: c})
+		return s.charges.PlaceCharge(ctx, tx, charging.ChargeOrder{Charge: ch, Caller: c})
 	})
 	if err != nil {
 		return nil, err
@@ -356,7 +388,7 @@ func (s *Service) visibleSubscription(ctx context.Context, tx payment.Tx, c *pay
 	}
 	if !c.WithSecret() {
 		age := s.clock.Now().Sub(sub.CreatedOn)
-		if !sub.FromBrowser || age < 0 || age > browserChargeWindow {
+		if !sub.FromBrowser || age < 0 || age > payment.BrowserChargeWindow {
 			return nil, payment.Errorf(payment.CodeInvalidPermissions, "reading a subscription requires the app token's secret")
 		}
 	}
@@ -392,11 +424,11 @@ func (s *Service) Subscriptions(ctx context.Context, c *payment.Caller, storeID 
 	}
 	var ok bool
 	if f.Mode, ok = c.OwnMode(f.Mode); !ok {
-		return emptyPage[*payment.Subscription](p), nil
+		return payment.EmptyPage[*payment.Subscription](p), nil
 	}
 	var page payment.Page[*payment.Subscription]
 	err := s.db.View(ctx, func(tx payment.Tx) error {
-		scope, err := s.listScope(ctx, tx, c, storeID)
+		scope, err := payment.ListScope(ctx, tx, c, storeID)
 		if err != nil {
 			return err
 		}

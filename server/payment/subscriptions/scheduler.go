@@ -1,4 +1,4 @@
-package charging
+package subscriptions
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/charging"
 	"github.com/kessai/kessai/server/payment/outbox"
 )
 
@@ -69,7 +70,7 @@ func (s *Service) chargePayment(ctx context.Context, w payment.Work) error {
 		if err := tx.UpdateScheduledPayment(ctx, pay); err != nil {
 			return err
 		}
-		return s.placeCharge(ctx, tx, chargeOrder{charge: ch})
+		return s.charges.PlaceCharge(ctx, tx, charging.ChargeOrder{Charge: ch})
 	})
 	var refused *payment.Error
 	if !errors.As(err, &refused) {

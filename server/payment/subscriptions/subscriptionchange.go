@@ -1,4 +1,4 @@
-package charging
+package subscriptions
 
 import (
 	"context"
@@ -528,7 +528,7 @@ func (s *Service) SimulatePlan(ctx context.Context, c *payment.Caller, storeID u
 			return nil, err
 		}
 	}
-	if m, ok := lookupMethod(paymentType); paymentType != "" && (!ok || !m.traits().subscriptions) {
+	if paymentType != "" && !s.charges.SubscribedWith(paymentType) {
 		return nil, payment.Errorf(payment.CodeNonSubscriptionPayment, "subscriptions are charged to cards")
 	}
 	if p.InstallmentPlan != nil {
