@@ -59,7 +59,7 @@ var domainLayers = [][]string{
 	{"server/payment"},
 	{"server/payment/outbox"},
 	{"server/payment/workqueue"},
-	{"server/payment/access", "server/payment/charging", "server/payment/notify"},
+	{"server/payment/access", "server/payment/charging", "server/payment/merchants", "server/payment/notify"},
 	{"server/payment/subscriptions"},
 	{"server/payment/services"},
 }

@@ -29,14 +29,14 @@ func toWireMerchant(m *payment.Merchant) wireMerchant {
 }
 
 func (s *Server) getMe(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	m, err := s.svc.Charging.Me(r.Context(), c)
+	m, err := s.svc.Merchants.Me(r.Context(), c)
 	return answer(http.StatusOK, m, err, toWireMerchant)
 }
 
 // getMeByID is GET /me/{id}, where PHP's Merchant->fetch() reads the
 // merchant it came from.
 func (s *Server) getMeByID(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	m, err := s.svc.Charging.MeByID(r.Context(), c, ids.id)
+	m, err := s.svc.Merchants.MeByID(r.Context(), c, ids.id)
 	return answer(http.StatusOK, m, err, toWireMerchant)
 }
 
@@ -172,12 +172,12 @@ func (s *Server) listStores(r *http.Request, c *payment.Caller, ids pathIDs) (in
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Stores(r.Context(), c, p)
+	page, err := s.svc.Merchants.Stores(r.Context(), c, p)
 	return answer(http.StatusOK, page, err, listOf(toWireStore))
 }
 
 func (s *Server) getStore(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	st, err := s.svc.Charging.Store(r.Context(), c, ids.store)
+	st, err := s.svc.Merchants.Store(r.Context(), c, ids.store)
 	return answer(http.StatusOK, st, err, toWireStore)
 }
 
@@ -190,7 +190,7 @@ func (s *Server) createCustomerID(r *http.Request, c *payment.Caller, ids pathID
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	id, err := s.svc.Charging.CustomerID(r.Context(), c, ids.store, req.CustomerID)
+	id, err := s.svc.Merchants.CustomerID(r.Context(), c, ids.store, req.CustomerID)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -121,7 +121,7 @@ type wireCheckoutInfo struct {
 var cardBrands = []string{"visa", "mastercard", "jcb", "american_express", "diners_club", "discover", "unionpay", "maestro"}
 
 func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	info, err := s.svc.Charging.CheckoutInfo(r.Context(), c)
+	info, err := s.svc.Merchants.CheckoutInfo(r.Context(), c)
 	if err != nil {
 		return 0, nil, err
 	}

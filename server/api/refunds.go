@@ -123,6 +123,6 @@ func (s *Server) listTransactions(r *http.Request, c *payment.Caller, ids pathID
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Transactions(r.Context(), c, ids.store, f, p)
+	page, err := s.svc.Merchants.Transactions(r.Context(), c, ids.store, f, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.TransactionOf))
 }

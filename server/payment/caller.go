@@ -109,7 +109,7 @@ func (c *Caller) RequireSecret() error {
 }
 
 // redirectAllowed reports whether the gateway may send the caller's
-// shopper to raw, a URL checkURL accepts: a merchant's server anywhere; a
+// shopper to raw, a URL CheckURL accepts: a merchant's server anywhere; a
 // browser only to its app token's domains, by the link form's rule
 // (RedirectAllowed), or to the gateway's own pages (gateway, its public
 // origin), where the link form's challenge comes back.

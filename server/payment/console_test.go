@@ -464,7 +464,7 @@ func TestConsoleCaller(t *testing.T) {
 	if !c.WithSecret() || !c.Console() || c.MerchantID() != cs.demo.MerchantID || c.Token().Mode != payment.ModeTest {
 		t.Errorf("caller = %+v", c.Token())
 	}
-	stores, err := cs.Service.Charging.Stores(ctx, c, payment.ListParams{Limit: 10})
+	stores, err := cs.Service.Merchants.Stores(ctx, c, payment.ListParams{Limit: 10})
 	if err != nil || len(stores.Items) != 1 || stores.Items[0].ID != cs.demo.StoreID {
 		t.Fatalf("stores = %+v, %v", stores.Items, err)
 	}
@@ -513,7 +513,7 @@ func TestUpdateStore(t *testing.T) {
 	theme.MainColor = "#AA3300"
 	brands := []string{" JCB", "visa", "jcb"}
 	rt := payment.RecurringBounded
-	st, err := cs.Service.Charging.UpdateStore(ctx, c, cs.demo.StoreID, payment.StoreUpdate{
+	st, err := cs.Service.Merchants.UpdateStore(ctx, c, cs.demo.StoreID, payment.StoreUpdate{
 		Name: ptr("  Renamed  "), ThreeDSRequired: &yes, ForbiddenCardBrands: &brands, RecurringType: &rt, Theme: &theme,
 	})
 	if err != nil {
@@ -523,7 +523,7 @@ func TestUpdateStore(t *testing.T) {
 		st.Settings.RecurringType != payment.RecurringBounded || st.Settings.Theme.MainColor != "#AA3300" || !st.PCICompliant {
 		t.Errorf("store = %+v", st)
 	}
-	again, err := cs.Service.Charging.Store(ctx, c, cs.demo.StoreID)
+	again, err := cs.Service.Merchants.Store(ctx, c, cs.demo.StoreID)
 	if err != nil || again.Name != "Renamed" || !again.Settings.ThreeDSRequired {
 		t.Errorf("stored = %+v, %v", again, err)
 	}
@@ -543,17 +543,17 @@ func TestUpdateStore(t *testing.T) {
 		{"recurring type", payment.StoreUpdate{RecurringType: &badType}, "recurring_type INVALID_FORMAT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := cs.Service.Charging.UpdateStore(ctx, c, cs.demo.StoreID, tc.u)
+			_, err := cs.Service.Merchants.UpdateStore(ctx, c, cs.demo.StoreID, tc.u)
 			wantConsoleErr(t, err, payment.CodeValidation, tc.want)
 		})
 	}
-	_, err = cs.Service.Charging.UpdateStore(ctx, c, otherStore.ID, payment.StoreUpdate{Name: ptr("Mine now")})
+	_, err = cs.Service.Merchants.UpdateStore(ctx, c, otherStore.ID, payment.StoreUpdate{Name: ptr("Mine now")})
 	wantConsoleErr(t, err, payment.CodeNotFound)
 	browser, err := cs.Service.Access.BrowserCaller(ctx, cs.demo.Token.JWT, consoleOrigin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cs.Service.Charging.UpdateStore(ctx, browser, cs.demo.StoreID, payment.StoreUpdate{Name: ptr("From a browser")})
+	_, err = cs.Service.Merchants.UpdateStore(ctx, browser, cs.demo.StoreID, payment.StoreUpdate{Name: ptr("From a browser")})
 	wantConsoleErr(t, err, payment.CodeInvalidPermissions)
 }
 
@@ -571,14 +571,14 @@ func TestDashboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := cs.Service.Charging.Dashboard(ctx, c, cs.clock.Now())
+	d, err := cs.Service.Merchants.Dashboard(ctx, c, cs.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Total != 3 || d.Counts[payment.ChargeSuccessful] != 2 || d.Counts[payment.ChargeFailed] != 1 || d.Volume["JPY"] != 3500 {
 		t.Errorf("dashboard = %+v", d)
 	}
-	yesterday, err := cs.Service.Charging.Dashboard(ctx, c, cs.clock.Now().Add(-24*time.Hour))
+	yesterday, err := cs.Service.Merchants.Dashboard(ctx, c, cs.clock.Now().Add(-24*time.Hour))
 	if err != nil || yesterday.Total != 0 {
 		t.Errorf("yesterday = %+v, %v", yesterday, err)
 	}

@@ -44,7 +44,7 @@ func (in *instance) scheduledCharge(t *testing.T, q *queue, pan string) (*paymen
 // historyLine is the charge's line of the transaction history.
 func (in *instance) historyLine(t *testing.T, id uuid.UUID) *payment.LedgerEntry {
 	t.Helper()
-	page, err := in.svc.Charging.Transactions(context.Background(), in.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
+	page, err := in.svc.Merchants.Transactions(context.Background(), in.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
 	if err != nil {
 		t.Fatal(err)
 	}

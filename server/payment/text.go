@@ -154,8 +154,8 @@ func validHost(host string) bool {
 	return true
 }
 
-// checkURL records a problem with an optional URL field.
-func checkURL(v *Validation, field, s string) {
+// CheckURL records a problem with an optional URL field.
+func CheckURL(v *Validation, field, s string) {
 	if s == "" {
 		return
 	}
@@ -168,10 +168,10 @@ func checkURL(v *Validation, field, s string) {
 }
 
 // CheckRedirect records a problem with an optional URL field the gateway
-// sends the caller's shopper to: its form (checkURL), then where it leads
+// sends the caller's shopper to: its form (CheckURL), then where it leads
 // (Caller.redirectAllowed; gateway is the gateway's public origin).
 func CheckRedirect(v *Validation, c *Caller, gateway, field, s string) {
-	checkURL(v, field, s)
+	CheckURL(v, field, s)
 	if s != "" && ValidWebURL(s) && !c.redirectAllowed(s, gateway) {
 		v.Add(field, ReasonInvalidDomain)
 	}

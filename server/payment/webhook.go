@@ -116,7 +116,7 @@ func (in *WebhookInput) Check(creating bool) error {
 	case in.URL == nil && creating, in.URL != nil && *in.URL == "":
 		v.Add("url", ReasonRequired)
 	case in.URL != nil:
-		checkURL(&v, "url", *in.URL)
+		CheckURL(&v, "url", *in.URL)
 	}
 	if in.AuthToken != nil {
 		CheckText(&v, "auth_token", *in.AuthToken, maxWebhookAuthToken)

@@ -397,7 +397,7 @@ func TestCaptureUpdatesLedger(t *testing.T) {
 	ch := f.authorized(t, 1000)
 	line := func() *payment.LedgerEntry {
 		t.Helper()
-		page, err := f.svc.Charging.Transactions(ctx, f.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
+		page, err := f.svc.Merchants.Transactions(ctx, f.caller, uuid.Nil, payment.LedgerFilter{}, payment.ListParams{Limit: 100, Direction: payment.Desc})
 		if err != nil {
 			t.Fatal(err)
 		}

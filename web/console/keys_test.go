@@ -101,7 +101,7 @@ func (k *keysFixture) apiGet(t *testing.T, path, auth string) (int, map[string]a
 // store is the demo store as stored.
 func (k *keysFixture) store(t *testing.T) *payment.Store {
 	t.Helper()
-	st, err := k.svc.Charging.Store(context.Background(), k.demo.Caller, k.demo.StoreID)
+	st, err := k.svc.Merchants.Store(context.Background(), k.demo.Caller, k.demo.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ func TestConsoleKeysTestChargeQuota(t *testing.T) {
 	ctx := context.Background()
 	// Use up the quota but one through the service, then two through the
 	// console.
-	limit := k.svc.Charging.Limits().TestChargesPerDay
+	limit := k.svc.Merchants.Limits().TestChargesPerDay
 	for range limit - 1 {
 		tok, err := k.svc.Charging.CreateToken(ctx, k.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 			Email: "q@kessai.test", Card: &payment.CardInput{Cardholder: "Q", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2040, CVV: "123"}})

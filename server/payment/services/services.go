@@ -9,6 +9,7 @@ import (
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/access"
 	"github.com/kessai/kessai/server/payment/charging"
+	"github.com/kessai/kessai/server/payment/merchants"
 	"github.com/kessai/kessai/server/payment/notify"
 	"github.com/kessai/kessai/server/payment/outbox"
 	"github.com/kessai/kessai/server/payment/subscriptions"
@@ -28,6 +29,7 @@ type Set struct {
 	Notify   *notify.Service
 	// Subscriptions charge through Charging, which they follow.
 	Subscriptions *subscriptions.Service
+	Merchants     *merchants.Service
 }
 
 // New returns the services over a storage engine.
@@ -47,6 +49,7 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 		Charging:      charges,
 		Notify:        notify.New(db, work, clock, cfg),
 		Subscriptions: subscriptions.New(db, work, charges, clock, cfg),
+		Merchants:     merchants.New(db, clock, cfg),
 	}
 }
 
@@ -59,6 +62,7 @@ type Pages struct {
 	*chargingRules
 	*notifyRules
 	*subscriptionRules
+	*merchantRules
 }
 
 // The capabilities under names of their own, so that Pages can hold them
@@ -68,7 +72,10 @@ type (
 	chargingRules     = charging.Service
 	notifyRules       = notify.Service
 	subscriptionRules = subscriptions.Service
+	merchantRules     = merchants.Service
 )
 
 // Pages returns the services as the hosted pages use them.
-func (s *Set) Pages() *Pages { return &Pages{s.Access, s.Charging, s.Notify, s.Subscriptions} }
+func (s *Set) Pages() *Pages {
+	return &Pages{s.Access, s.Charging, s.Notify, s.Subscriptions, s.Merchants}
+}

@@ -1,4 +1,8 @@
-package charging
+// Package merchants is what a merchant sees of its own account: its
+// merchant and stores, each store's settings, the dashboard, the
+// transactions ledger, and the limits the gateway sets it. It reads what
+// the other capabilities write and writes only a store's settings.
+package merchants
 
 import (
 	"context"
@@ -7,7 +11,28 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/payment/outbox"
 )
+
+// Service is what a merchant sees of its own account: its merchant,
+// its stores and their settings, its dashboard and transactions, and the
+// limits the gateway sets it.
+type Service struct {
+	db     *outbox.DB
+	clock  payment.Clock
+	limits payment.ResourceLimits
+}
+
+// New returns the merchants' views over db.
+func New(db *outbox.DB, clock payment.Clock, cfg payment.Config) *Service {
+	if cfg.Limits == (payment.ResourceLimits{}) {
+		cfg.Limits = payment.DefaultResourceLimits()
+	}
+	if cfg.Limits.Webhooks <= 0 {
+		cfg.Limits.Webhooks = payment.DefaultWebhooks
+	}
+	return &Service{db: db, clock: clock, limits: cfg.Limits}
+}
 
 // Me returns the caller's merchant.
 func (s *Service) Me(ctx context.Context, c *payment.Caller) (*payment.Merchant, error) {

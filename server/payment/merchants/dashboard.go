@@ -1,4 +1,4 @@
-package charging
+package merchants
 
 import (
 	"context"
