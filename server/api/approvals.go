@@ -53,7 +53,7 @@ func (s *Server) chargeThreeDSIssuerToken(r *http.Request, c *payment.Caller, id
 }
 
 func (s *Server) tokenThreeDSIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	it, err := s.svc.Charging.TokenThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
+	it, err := s.svc.Tokens.TokenThreeDSIssuerToken(r.Context(), c, ids.store, ids.id)
 	return answer(http.StatusOK, it, err, toWireIssuerToken)
 }
 
@@ -83,7 +83,7 @@ func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids path
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	tok, err := s.svc.Charging.EnableTokenThreeDS(r.Context(), c, ids.store, ids.id, payment.TokenThreeDSRequest{
+	tok, err := s.svc.Tokens.EnableTokenThreeDS(r.Context(), c, ids.store, ids.id, payment.TokenThreeDSRequest{
 		Mode: req.Mode, RedirectEndpoint: req.RedirectEndpoint, RedirectID: req.RedirectID,
 	})
 	return answer(http.StatusOK, tok, err, univapay.TokenOf)
@@ -93,9 +93,9 @@ func (s *Server) enableTokenThreeDS(r *http.Request, c *payment.Caller, ids path
 // enableThreeDS(false) parses the answer as a token, and univapay-node's
 // disableThreeDs resolves to one.
 func (s *Server) disableTokenThreeDS(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	if err := s.svc.Charging.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
+	if err := s.svc.Tokens.DisableTokenThreeDS(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
-	tok, err := s.svc.Charging.Token(r.Context(), c, ids.store, ids.id, 0)
+	tok, err := s.svc.Tokens.Token(r.Context(), c, ids.store, ids.id, 0)
 	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }

@@ -288,10 +288,10 @@ var effectAnswers = map[payment.EffectKind]func(s *Server, r *http.Request, c *p
 		return chargeCreated(s.svc.Charging.Charge(r.Context(), c, e.StoreID, e.ID, 0))
 	},
 	payment.EffectRefund: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return refundCreated(s.svc.Charging.Refund(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
+		return refundCreated(s.svc.Refunds.Refund(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
 	},
 	payment.EffectCancel: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
-		return cancelCreated(s.svc.Charging.Cancel(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
+		return cancelCreated(s.svc.Refunds.Cancel(r.Context(), c, e.StoreID, e.ChargeID, e.ID, 0))
 	},
 	payment.EffectCapture: func(s *Server, r *http.Request, c *payment.Caller, e *payment.IdempotentEffect) (int, any, error) {
 		// The charge must still be the caller's to see; the answer is

@@ -565,7 +565,7 @@ func TestIdempotencyAnswerFailsAfterCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.Charging.CreateToken(ctx, caller, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -625,7 +625,7 @@ func TestIdempotencyEffectNotShownIsNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.svc.Charging.CreateToken(ctx, caller, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -707,7 +707,7 @@ func TestIdempotentRetryAfterCrashOnEveryCreateRoute(t *testing.T) {
 	}
 	token := func(t *testing.T, typ payment.TokenType) string {
 		t.Helper()
-		tok, err := f.svc.Charging.CreateToken(ctx, caller, payment.NewToken{
+		tok, err := f.svc.Tokens.CreateToken(ctx, caller, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		})

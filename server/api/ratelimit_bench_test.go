@@ -60,7 +60,7 @@ func buildBenchGateway(b *testing.B, meter meteredBenchMeter) (*benchGateway, er
 	}})
 	svc, demo := st.Service, st.SeedDemo(b)
 	auth, caller := demo.Auth, demo.Caller
-	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{
+	tok, err := svc.Tokens.CreateToken(ctx, caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "buyer@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: time.Now().Year() + 3, CVV: "123"},
 	})

@@ -408,7 +408,7 @@ func (g *rlGateway) countCharges(tb testing.TB) int {
 
 func (g *rlGateway) countTokens(tb testing.TB) int {
 	tb.Helper()
-	p, err := g.svc.Charging.Tokens(context.Background(), g.callerA1(tb), g.base.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
+	p, err := g.svc.Tokens.Tokens(context.Background(), g.callerA1(tb), g.base.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}

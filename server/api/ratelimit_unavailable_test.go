@@ -99,7 +99,7 @@ func countStoreTokens(tb testing.TB, f *fixture) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p, err := f.svc.Charging.Tokens(context.Background(), c, f.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
+	p, err := f.svc.Tokens.Tokens(context.Background(), c, f.storeA1, payment.TokenFilter{}, payment.ListParams{Limit: 100})
 	if err != nil {
 		tb.Fatal(err)
 	}

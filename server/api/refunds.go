@@ -25,7 +25,7 @@ func (s *Server) createRefund(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	return refundCreated(s.svc.Charging.CreateRefund(r.Context(), c, ids.store, ids.charge, payment.NewRefund{
+	return refundCreated(s.svc.Refunds.CreateRefund(r.Context(), c, ids.store, ids.charge, payment.NewRefund{
 		Amount: req.Amount.Value, Currency: req.Currency, Reason: req.Reason, Message: req.Message, Metadata: md,
 		Idempotency: idempotencyRef(r),
 	}))
@@ -38,7 +38,7 @@ func refundCreated(rf *payment.Refund, err error) (int, any, error) {
 }
 
 func (s *Server) getRefund(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	rf, err := s.svc.Charging.Refund(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
+	rf, err := s.svc.Refunds.Refund(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
 	return answer(http.StatusOK, rf, err, univapay.RefundOf)
 }
 
@@ -47,7 +47,7 @@ func (s *Server) listRefunds(r *http.Request, c *payment.Caller, ids pathIDs) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Refunds(r.Context(), c, ids.store, ids.charge, p)
+	page, err := s.svc.Refunds.Refunds(r.Context(), c, ids.store, ids.charge, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.RefundOf))
 }
 
@@ -66,7 +66,7 @@ func (s *Server) updateRefund(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	rf, err := s.svc.Charging.UpdateRefund(r.Context(), c, ids.store, ids.charge, ids.id, payment.RefundUpdate{Reason: req.Reason, Message: req.Message, Metadata: md})
+	rf, err := s.svc.Refunds.UpdateRefund(r.Context(), c, ids.store, ids.charge, ids.id, payment.RefundUpdate{Reason: req.Reason, Message: req.Message, Metadata: md})
 	return answer(http.StatusOK, rf, err, univapay.RefundOf)
 }
 
@@ -75,7 +75,7 @@ func (s *Server) createCancel(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	return cancelCreated(s.svc.Charging.CreateCancel(r.Context(), c, ids.store, ids.charge, payment.NewCancel{
+	return cancelCreated(s.svc.Refunds.CreateCancel(r.Context(), c, ids.store, ids.charge, payment.NewCancel{
 		Metadata: md, Idempotency: idempotencyRef(r),
 	}))
 }
@@ -87,7 +87,7 @@ func cancelCreated(cn *payment.Cancel, err error) (int, any, error) {
 }
 
 func (s *Server) getCancel(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	cn, err := s.svc.Charging.Cancel(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
+	cn, err := s.svc.Refunds.Cancel(r.Context(), c, ids.store, ids.charge, ids.id, s.pollWaitOf(r))
 	return answer(http.StatusOK, cn, err, univapay.CancelOf)
 }
 
@@ -96,7 +96,7 @@ func (s *Server) listCancels(r *http.Request, c *payment.Caller, ids pathIDs) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Cancels(r.Context(), c, ids.store, ids.charge, p)
+	page, err := s.svc.Refunds.Cancels(r.Context(), c, ids.store, ids.charge, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.CancelOf))
 }
 
@@ -105,7 +105,7 @@ func (s *Server) updateCancel(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err != nil {
 		return 0, nil, err
 	}
-	cn, err := s.svc.Charging.UpdateCancel(r.Context(), c, ids.store, ids.charge, ids.id, md)
+	cn, err := s.svc.Refunds.UpdateCancel(r.Context(), c, ids.store, ids.charge, ids.id, md)
 	return answer(http.StatusOK, cn, err, univapay.CancelOf)
 }
 

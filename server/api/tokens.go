@@ -138,12 +138,12 @@ func (s *Server) createToken(r *http.Request, c *payment.Caller, ids pathIDs) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	tok, err := s.svc.Charging.CreateToken(r.Context(), c, p)
+	tok, err := s.svc.Tokens.CreateToken(r.Context(), c, p)
 	return answer(http.StatusCreated, tok, err, univapay.TokenOf)
 }
 
 func (s *Server) getToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	tok, err := s.svc.Charging.Token(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
+	tok, err := s.svc.Tokens.Token(r.Context(), c, ids.store, ids.id, s.pollWaitOf(r))
 	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }
 
@@ -170,7 +170,7 @@ func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (in
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	page, err := s.svc.Charging.Tokens(r.Context(), c, ids.store, f, p)
+	page, err := s.svc.Tokens.Tokens(r.Context(), c, ids.store, f, p)
 	return answer(http.StatusOK, page, err, listOf(univapay.TokenOf))
 }
 
@@ -215,12 +215,12 @@ func (s *Server) updateToken(r *http.Request, c *payment.Caller, ids pathIDs) (i
 			u.Billing = &b
 		}
 	}
-	tok, err := s.svc.Charging.UpdateToken(r.Context(), c, ids.store, ids.id, u)
+	tok, err := s.svc.Tokens.UpdateToken(r.Context(), c, ids.store, ids.id, u)
 	return answer(http.StatusOK, tok, err, univapay.TokenOf)
 }
 
 func (s *Server) deleteToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
-	if err := s.svc.Charging.DeleteToken(r.Context(), c, ids.store, ids.id); err != nil {
+	if err := s.svc.Tokens.DeleteToken(r.Context(), c, ids.store, ids.id); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

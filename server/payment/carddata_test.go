@@ -131,7 +131,7 @@ func TestChargeOnUnreadableTokenIsNotNotFound(t *testing.T) {
 	ctx := context.Background()
 	f := newRulesFixture(t, payment.Config{})
 	svc, caller := f.svc, f.caller
-	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := svc.Tokens.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestEveryCreateChecksMetadata(t *testing.T) {
 	svc, caller := f.svc, f.caller
 	bad := payment.Metadata{"note": "4242 4242 4242 4242"}
 	newToken := func(md payment.Metadata) (*payment.TransactionToken, error) {
-		return svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.Recurring, Email: "a@example.com", Metadata: md,
+		return svc.Tokens.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.Recurring, Email: "a@example.com", Metadata: md,
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	}
 	charge := func(tokID uuid.UUID, amount int64, capture bool, md payment.Metadata) (*payment.Charge, error) {
@@ -177,11 +177,11 @@ func TestEveryCreateChecksMetadata(t *testing.T) {
 		"token":  func() error { _, err := newToken(bad); return err },
 		"charge": func() error { _, err := charge(tok.ID, 1002, true, bad); return err },
 		"refund": func() error {
-			_, err := svc.Charging.CreateRefund(ctx, caller, uuid.Nil, paid.ID, payment.NewRefund{Amount: 1, Currency: "JPY", Metadata: bad})
+			_, err := svc.Refunds.CreateRefund(ctx, caller, uuid.Nil, paid.ID, payment.NewRefund{Amount: 1, Currency: "JPY", Metadata: bad})
 			return err
 		},
 		"cancel": func() error {
-			_, err := svc.Charging.CreateCancel(ctx, caller, uuid.Nil, auth.ID, payment.NewCancel{Metadata: bad})
+			_, err := svc.Refunds.CreateCancel(ctx, caller, uuid.Nil, auth.ID, payment.NewCancel{Metadata: bad})
 			return err
 		},
 	} {

@@ -128,11 +128,11 @@ func TestChangeFeedLinksProcesses(t *testing.T) {
 			want    payment.ChargeStatus
 		}{
 			{"cancel", false, func(ch *payment.Charge) error {
-				_, err := a.Service.Charging.CreateCancel(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewCancel{})
+				_, err := a.Service.Refunds.CreateCancel(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewCancel{})
 				return err
 			}, payment.ChargeCanceled},
 			{"refund", true, func(ch *payment.Charge) error {
-				_, err := a.Service.Charging.CreateRefund(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+				_, err := a.Service.Refunds.CreateRefund(ctx, demo.Caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 				return err
 			}, payment.ChargeSuccessful},
 		} {
@@ -267,7 +267,7 @@ func newCardCharge(t *testing.T, svc *services.Set, c *payment.Caller) *payment.
 func newCardChargeCapture(t *testing.T, svc *services.Set, c *payment.Caller, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tt, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+	tt, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4242424242424242", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})

@@ -29,7 +29,7 @@ func TestChargeEvents(t *testing.T) {
 
 	ch := servicetest.Pay(t, svc, cs.demo.Caller, "4000020000000000", 1000, "JPY", nil)
 	other := servicetest.Pay(t, svc, cs.demo.Caller, "4000020000000000", 2000, "JPY", nil)
-	r, err := svc.Charging.CreateRefund(ctx, cs.demo.Caller, store, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+	r, err := svc.Refunds.CreateRefund(ctx, cs.demo.Caller, store, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestEventBellRings(t *testing.T) {
 	ctx := context.Background()
 	newToken := func(t *testing.T, svc *services.Set, c *payment.Caller) {
 		t.Helper()
-		if _, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+		if _, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		}); err != nil {

@@ -90,7 +90,7 @@ func (f *pathFixture) drain() {
 
 func (f *pathFixture) card(typ payment.TokenType, number string, cvvAuth bool) *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.Charging.CreateToken(context.Background(), f.c, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(context.Background(), f.c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: number, ExpMonth: 12, ExpYear: 2039, CVV: "123",
 			CVVAuthorize: payment.CVVAuthorize{Enabled: cvvAuth}},
@@ -104,7 +104,7 @@ func (f *pathFixture) card(typ payment.TokenType, number string, cvvAuth bool) *
 
 func (f *pathFixture) wallet() *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.Charging.CreateToken(context.Background(), f.c, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(context.Background(), f.c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
 		Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
 	})
@@ -138,7 +138,7 @@ func (f *pathFixture) chargeNow(id uuid.UUID) *payment.Charge {
 
 func (f *pathFixture) tokenNow(id uuid.UUID) *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.Charging.Token(context.Background(), f.c, f.store, id, 0)
+	tok, err := f.svc.Tokens.Token(context.Background(), f.c, f.store, id, 0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -188,13 +188,13 @@ func (f *pathFixture) awaitingWallet() (*payment.Charge, string) {
 func (f *pathFixture) challengedToken() (*payment.TransactionToken, string) {
 	f.t.Helper()
 	tok := f.card(payment.OneTime, "4000002760003184", false)
-	if _, err := f.svc.Charging.EnableTokenThreeDS(context.Background(), f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+	if _, err := f.svc.Tokens.EnableTokenThreeDS(context.Background(), f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 		f.t.Fatal(err)
 	}
 	f.news()
 	f.drain()
 	f.news(payment.EventTokenThreeDSUpdated + " " + tok.ID.String())
-	it, err := f.svc.Charging.TokenThreeDSIssuerToken(context.Background(), f.c, f.store, tok.ID)
+	it, err := f.svc.Tokens.TokenThreeDSIssuerToken(context.Background(), f.c, f.store, tok.ID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestEventsOfEachPath(t *testing.T) {
 			{ExpYear: &year},
 			{Billing: &payment.Billing{Line1: "1-2-3 Marunouchi", City: "Chiyoda-ku", State: "Tokyo", Country: "JP", Zip: "1000005"}},
 		} {
-			if _, err := f.svc.Charging.UpdateToken(ctx, f.c, f.store, tok.ID, u); err != nil {
+			if _, err := f.svc.Tokens.UpdateToken(ctx, f.c, f.store, tok.ID, u); err != nil {
 				t.Fatal(err)
 			}
 			f.news(payment.EventTokenUpdated + " " + tok.ID.String())
@@ -251,7 +251,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		f.drain()
 		f.news(payment.EventChargeFinished + " " + ch.ID.String())
 		cvv := "456"
-		if _, err := f.svc.Charging.UpdateToken(ctx, f.c, f.store, tok.ID, payment.TokenUpdate{CVV: &cvv}); err != nil {
+		if _, err := f.svc.Tokens.UpdateToken(ctx, f.c, f.store, tok.ID, payment.TokenUpdate{CVV: &cvv}); err != nil {
 			t.Fatal(err)
 		}
 		f.news(payment.EventTokenUpdated + " " + tok.ID.String())
@@ -261,7 +261,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		tok := f.card(payment.SubscriptionToken, "4000020000000000", false)
-		if err := f.svc.Charging.DeleteToken(ctx, f.c, f.store, tok.ID); err != nil {
+		if err := f.svc.Tokens.DeleteToken(ctx, f.c, f.store, tok.ID); err != nil {
 			t.Fatal(err)
 		}
 		f.news()
@@ -271,7 +271,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		t.Parallel()
 		f := newPathFixture(t, nil)
 		tok := f.card(payment.OneTime, "4000000000003097", false)
-		if _, err := f.svc.Charging.EnableTokenThreeDS(ctx, f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+		if _, err := f.svc.Tokens.EnableTokenThreeDS(ctx, f.c, f.store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		f.news()
@@ -281,7 +281,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		}
 		f.news(payment.EventTokenThreeDSUpdated + " " + tok.ID.String())
 		// Turned off: no status to tell of.
-		if err := f.svc.Charging.DisableTokenThreeDS(ctx, f.c, f.store, tok.ID); err != nil {
+		if err := f.svc.Tokens.DisableTokenThreeDS(ctx, f.c, f.store, tok.ID); err != nil {
 			t.Fatal(err)
 		}
 		f.news()
@@ -401,7 +401,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		f.drain()
 		f.news(payment.EventChargeFinished + " " + ch.ID.String())
 		f.settled("charge/successful/")
-		r, err := f.svc.Charging.CreateRefund(ctx, f.c, f.store, ch.ID, payment.NewRefund{Amount: 500, Currency: "JPY"})
+		r, err := f.svc.Refunds.CreateRefund(ctx, f.c, f.store, ch.ID, payment.NewRefund{Amount: 500, Currency: "JPY"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +417,7 @@ func TestEventsOfEachPath(t *testing.T) {
 		f.drain()
 		f.news(payment.EventChargeUpdated + " " + ch.ID.String())
 		f.settled("charge/authorized/")
-		cn, err := f.svc.Charging.CreateCancel(ctx, f.c, f.store, ch.ID, payment.NewCancel{})
+		cn, err := f.svc.Refunds.CreateCancel(ctx, f.c, f.store, ch.ID, payment.NewCancel{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 	card := func(t *testing.T, typ payment.TokenType, number string) *payment.TransactionToken {
 		t.Helper()
-		tok, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+		tok, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: number, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		})
@@ -70,7 +70,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 
 	// A wallet token is told of as a card token is.
-	wallet, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+	wallet, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
 		Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
 	})
@@ -85,10 +85,10 @@ func TestEventsOfEachChange(t *testing.T) {
 	drain(t)
 	news(t, payment.EventTokenCreated+" "+oneTime.ID.String())
 	same := oneTime.Email
-	if _, err := svc.Charging.UpdateToken(ctx, c, store, oneTime.ID, payment.TokenUpdate{Email: &same}); err != nil {
+	if _, err := svc.Tokens.UpdateToken(ctx, c, store, oneTime.ID, payment.TokenUpdate{Email: &same}); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Charging.DeleteToken(ctx, c, store, oneTime.ID); err != nil {
+	if err := svc.Tokens.DeleteToken(ctx, c, store, oneTime.ID); err != nil {
 		t.Fatal(err)
 	}
 	news(t)
@@ -115,14 +115,14 @@ func TestEventsOfEachChange(t *testing.T) {
 	if _, err := svc.Charging.UpdateCharge(ctx, c, store, first.ID, payment.Metadata{"order": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := svc.Charging.CreateRefund(ctx, c, store, first.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
+	r, err := svc.Refunds.CreateRefund(ctx, c, store, first.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	news(t)
 	drain(t)
 	news(t, payment.EventRefundFinished+" "+r.ID.String())
-	if _, err := svc.Charging.UpdateRefund(ctx, c, store, first.ID, r.ID, payment.RefundUpdate{Metadata: payment.Metadata{"a": "1"}}); err != nil {
+	if _, err := svc.Refunds.UpdateRefund(ctx, c, store, first.ID, r.ID, payment.RefundUpdate{Metadata: payment.Metadata{"a": "1"}}); err != nil {
 		t.Fatal(err)
 	}
 	news(t)
@@ -135,12 +135,12 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 	servicetest.AwaitCharge(t, svc, c, store, ch.ID, "the wallet charge to await its shopper", servicetest.Awaiting)
 	news(t, payment.EventChargeUpdated+" "+ch.ID.String())
-	cn, err := svc.Charging.CreateCancel(ctx, c, store, ch.ID, payment.NewCancel{})
+	cn, err := svc.Refunds.CreateCancel(ctx, c, store, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	news(t, payment.EventCancelFinished+" "+cn.ID.String(), payment.EventChargeFinished+" "+ch.ID.String())
-	if _, err := svc.Charging.UpdateCancel(ctx, c, store, ch.ID, cn.ID, payment.Metadata{"a": "1"}); err != nil {
+	if _, err := svc.Refunds.UpdateCancel(ctx, c, store, ch.ID, cn.ID, payment.Metadata{"a": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	news(t)
@@ -155,7 +155,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	}
 	drain(t)
 	news(t, payment.EventTokenCreated+" "+auth.ID.String(), payment.EventChargeUpdated+" "+authorized.ID.String())
-	void, err := svc.Charging.CreateCancel(ctx, c, store, authorized.ID, payment.NewCancel{})
+	void, err := svc.Refunds.CreateCancel(ctx, c, store, authorized.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +166,13 @@ func TestEventsOfEachChange(t *testing.T) {
 	// A token's challenge: told of when it awaits the shopper, and when
 	// the shopper passes it.
 	challenged := card(t, payment.OneTime, "4000002760003184")
-	if _, err := svc.Charging.EnableTokenThreeDS(ctx, c, store, challenged.ID, payment.TokenThreeDSRequest{}); err != nil {
+	if _, err := svc.Tokens.EnableTokenThreeDS(ctx, c, store, challenged.ID, payment.TokenThreeDSRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	news(t, payment.EventTokenCreated+" "+challenged.ID.String())
 	drain(t)
 	news(t, payment.EventTokenThreeDSUpdated+" "+challenged.ID.String())
-	it, err := svc.Charging.TokenThreeDSIssuerToken(ctx, c, store, challenged.ID)
+	it, err := svc.Tokens.TokenThreeDSIssuerToken(ctx, c, store, challenged.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

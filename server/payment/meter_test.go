@@ -137,7 +137,7 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 
 	// A refund whose outcome fails to commit is not told; the retry that
 	// commits is, once, though its function ran twice.
-	refund, err := svc.Charging.CreateRefund(ctx, demo.Caller, paid.StoreID, paid.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+	refund, err := svc.Refunds.CreateRefund(ctx, demo.Caller, paid.StoreID, paid.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMeterIsToldWhatCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	flaky.failCommit.Store(false)
-	if r, err := svc.Charging.Refund(ctx, demo.Caller, paid.StoreID, paid.ID, refund.ID, 0); err != nil || r.Status != payment.OperationPending {
+	if r, err := svc.Refunds.Refund(ctx, demo.Caller, paid.StoreID, paid.ID, refund.ID, 0); err != nil || r.Status != payment.OperationPending {
 		t.Fatalf("the refund whose outcome failed to commit: %v, %v; want it still pending", r, err)
 	}
 	if got := meter.settledNow(); len(got) != 2 {
@@ -171,7 +171,7 @@ func awaitRefund(t *testing.T, svc *services.Set, demo *servicetest.Demo, ch *pa
 		if _, err := svc.Work.ProcessPending(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
-		r, err := svc.Charging.Refund(ctx, demo.Caller, ch.StoreID, ch.ID, id, 0)
+		r, err := svc.Refunds.Refund(ctx, demo.Caller, ch.StoreID, ch.ID, id, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,12 +29,12 @@ func TestMethodTraits(t *testing.T) {
 		}
 	}
 
-	_, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+	_, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
 	wantField(t, err, "email", payment.ReasonRequired)
-	wallet, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+	wallet, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
 	})
 	if err != nil {

@@ -33,7 +33,7 @@ func newPagesFixture(t *testing.T) *pagesFixture {
 
 func (f *pagesFixture) token(t *testing.T, c *payment.Caller) *payment.TransactionToken {
 	t.Helper()
-	tok, err := f.svc.Charging.CreateToken(context.Background(), c, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(context.Background(), c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -99,7 +99,7 @@ func TestTokenReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := f.token(t, f.server)
-	r, err := f.svc.Charging.TokenReceipt(ctx, page, tok.ID)
+	r, err := f.svc.Tokens.TokenReceipt(ctx, page, tok.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestTokenReceipt(t *testing.T) {
 	}
 
 	// Reading the token itself still needs the secret.
-	_, err = f.svc.Charging.Token(ctx, page, f.demo.StoreID, tok.ID, 0)
+	_, err = f.svc.Tokens.Token(ctx, page, f.demo.StoreID, tok.ID, 0)
 	wantCode(t, "the token read by a page", err, payment.CodeInvalidPermissions)
 
 	// A browser on the shop's own origin is not a gateway page, nor is the
@@ -118,9 +118,9 @@ func TestTokenReceipt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Charging.TokenReceipt(ctx, shop, tok.ID)
+	_, err = f.svc.Tokens.TokenReceipt(ctx, shop, tok.ID)
 	wantCode(t, "a receipt for the shop's page", err, payment.CodeInvalidPermissions)
-	_, err = f.svc.Charging.TokenReceipt(ctx, f.server, tok.ID)
+	_, err = f.svc.Tokens.TokenReceipt(ctx, f.server, tok.ID)
 	wantCode(t, "a receipt for the merchant's server", err, payment.CodeInvalidPermissions)
 
 	// Another merchant's token is not found.
@@ -145,7 +145,7 @@ func TestTokenReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := f.token(t, otherServer)
-	if _, err := f.svc.Charging.TokenReceipt(ctx, page, foreign.ID); !payment.IsNotFound(err) {
+	if _, err := f.svc.Tokens.TokenReceipt(ctx, page, foreign.ID); !payment.IsNotFound(err) {
 		t.Errorf("another store's token: %v, want NOT_FOUND", err)
 	}
 }

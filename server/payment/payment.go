@@ -2,12 +2,30 @@
 // payments it manages, the rules that govern them, the error codes it speaks
 // and the interfaces its storage engines and processors implement.
 //
-// It imports nothing else of Kessai's but the card rules of wasm/card (a
-// leaf package of pure functions shared with the browser widget), so the rules can be read, tested and
-// reused without HTTP, SQL or a particular acquirer in the way. The HTTP API
-// (package api) decodes requests, calls one Service method and encodes the
-// answer; the storage engines (sqlite, postgres) only store what they are
-// given.
+// This root holds what every part of the domain shares: the types, errors
+// and codes, money, modes, the clock, the Caller, and the rules that are
+// pure functions of them. What the domain does lives in a package per
+// capability beneath it, each layered above the ones it uses
+// (TestDependencyFloors in server/deps_test.go keeps it so):
+//
+//   - outbox: every transaction, and what it leaves for after its commit
+//     (events and deliveries, work, long polls, the change feed);
+//   - workqueue: the worker, which runs the kinds of work the others
+//     register;
+//   - access: app tokens, Authenticate, the console's accounts;
+//   - charging: tokens, charges, refunds and cancels, 3-D Secure and the
+//     shopper's approvals, over the payment-method seam (method.go);
+//   - notify: webhooks and their deliveries, the event stream;
+//   - merchants: a merchant's view of its account, stores and ledger;
+//   - subscriptions: recurring payments, charged through charging;
+//   - services: all of them over one storage engine.
+//
+// The domain imports nothing else of Kessai's but the card rules of
+// wasm/card (a leaf package of pure functions shared with the browser
+// widget), so the rules can be read, tested and reused without HTTP, SQL or
+// a particular acquirer in the way. The HTTP API (package api) decodes
+// requests, calls one service method and encodes the answer; the storage
+// engines (sqlite, postgres) only store what they are given.
 package payment
 
 import (
@@ -111,19 +129,47 @@ type Storage interface {
 	Close() error
 }
 
-// Tx is what a transaction can read and write. Lookups of a missing row
-// return an *Error with code NOT_FOUND.
+// Tx is what a transaction can read and write: every area's rows, each
+// declared on its own below (no area needs more than 20 methods). Lookups
+// of a missing row return an *Error with code NOT_FOUND.
 type Tx interface {
+	MerchantRows
+	AccountRows
+	AppTokenRows
+	TokenRows
+	ChargeRows
+	RefundRows
+	ApprovalRows
+	WebhookRows
+	EventRows
+	WorkRows
+	SubscriptionRows
+	IdempotencyRows
+	QuotaRows
+}
+
+// MerchantRows are the merchants and their stores.
+type MerchantRows interface {
 	CreateMerchant(ctx context.Context, m *Merchant) error
 	Merchant(ctx context.Context, id uuid.UUID) (*Merchant, error)
 	CountMerchants(ctx context.Context) (int, error)
+	CreateStore(ctx context.Context, s *Store) error
+	Store(ctx context.Context, id uuid.UUID) (*Store, error)
+	ListStores(ctx context.Context, merchantID uuid.UUID, p ListParams) (Page[*Store], error)
 
+	// UpdateStore writes a store's name, PCI flag and settings. A read of
+	// a store in an Update is a read for writing.
+	UpdateStore(ctx context.Context, s *Store) error
+}
+
+// AccountRows are the console's users, sessions and password resets.
+type AccountRows interface {
 	CreateUser(ctx context.Context, u *User) error
 	UserByEmail(ctx context.Context, email string) (*User, error)
 	SetUserPassword(ctx context.Context, id uuid.UUID, hash []byte) error
 	User(ctx context.Context, id uuid.UUID) (*User, error)
 
-	// Console sessions and password resets (console.go), found by the
+	// Console sessions and password resets (access/console.go), found by the
 	// keyed hash of their token. DeleteConsoleSessions deletes the user's
 	// sessions created before createdBefore or last seen before
 	// seenBefore. UsePasswordResets marks every unused reset of the user
@@ -138,41 +184,54 @@ type Tx interface {
 	CreatePasswordReset(ctx context.Context, r *PasswordReset) error
 	PasswordReset(ctx context.Context, tokenHash []byte) (*PasswordReset, error)
 	UsePasswordResets(ctx context.Context, userID uuid.UUID, at time.Time) error
+}
 
-	CreateStore(ctx context.Context, s *Store) error
-	Store(ctx context.Context, id uuid.UUID) (*Store, error)
-	ListStores(ctx context.Context, merchantID uuid.UUID, p ListParams) (Page[*Store], error)
-	// UpdateStore writes a store's name, PCI flag and settings. A read of
-	// a store in an Update is a read for writing.
-	UpdateStore(ctx context.Context, s *Store) error
-
+// AppTokenRows are the app tokens.
+type AppTokenRows interface {
 	CreateAppToken(ctx context.Context, t *AppToken) error
 	AppToken(ctx context.Context, id uuid.UUID) (*AppToken, error)
 	ListAppTokens(ctx context.Context, f AppTokenFilter, p ListParams) (Page[*AppToken], error)
 	RevokeAppToken(ctx context.Context, id uuid.UUID, at time.Time) error
 	ActiveDomains(ctx context.Context) ([]string, error)
+}
 
+// TokenRows are the transaction tokens.
+type TokenRows interface {
 	CreateToken(ctx context.Context, t *TransactionToken) error
 	Token(ctx context.Context, id uuid.UUID) (*TransactionToken, error)
 	UpdateToken(ctx context.Context, t *TransactionToken) error
+
 	// EraseTokenCVC forgets a token's sealed CVC.
 	EraseTokenCVC(ctx context.Context, id uuid.UUID) error
 	ListTokens(ctx context.Context, f TokenFilter, p ListParams) (Page[*TransactionToken], error)
+}
 
+// ChargeRows are the charges and the ledger of charges and refunds.
+type ChargeRows interface {
 	CreateCharge(ctx context.Context, c *Charge) error
 	Charge(ctx context.Context, id uuid.UUID) (*Charge, error)
 	UpdateCharge(ctx context.Context, c *Charge) error
 	ListCharges(ctx context.Context, f ChargeFilter, p ListParams) (Page[*Charge], error)
+
 	// ChargeStats counts the charges f selects by status and currency
 	// and sums their requested amounts; a group without charges is not
 	// listed.
 	ChargeStats(ctx context.Context, f ChargeStatsFilter) ([]ChargeStat, error)
+
 	// RecentCharge reports whether a charge on the token for this amount
 	// and currency was accepted (not itself rejected as a duplicate) at or
 	// after since.
 	RecentCharge(ctx context.Context, tokenID uuid.UUID, amount int64, currency string, since time.Time) (bool, error)
 
+	// PutLedgerEntry inserts or updates the history line of a resource.
+	PutLedgerEntry(ctx context.Context, e *LedgerEntry) error
+	ListLedger(ctx context.Context, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error)
+}
+
+// RefundRows are the refunds and cancels of charges.
+type RefundRows interface {
 	CreateRefund(ctx context.Context, r *Refund) error
+
 	// Refund reads a refund of the charge chargeID of the store storeID;
 	// one of another charge, store or merchant is NOT_FOUND, so that an id
 	// a request names never reads more than it may. QueuedRefund reads
@@ -182,14 +241,16 @@ type Tx interface {
 	QueuedRefund(ctx context.Context, id uuid.UUID) (*Refund, error)
 	UpdateRefund(ctx context.Context, r *Refund) error
 	ListRefunds(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*Refund], error)
+
 	// RefundedAmount sums a charge's refunds that are pending or
 	// successful: what is already promised back.
 	RefundedAmount(ctx context.Context, chargeID uuid.UUID) (int64, error)
+
 	// PendingRefundFor reports whether a refund of the charge is still
 	// waiting for the worker.
 	PendingRefundFor(ctx context.Context, chargeID uuid.UUID) (bool, error)
-
 	CreateCancel(ctx context.Context, c *Cancel) error
+
 	// Cancel and QueuedCancel read a cancel as Refund and QueuedRefund
 	// read a refund.
 	Cancel(ctx context.Context, storeID, chargeID, id uuid.UUID) (*Cancel, error)
@@ -197,20 +258,22 @@ type Tx interface {
 	UpdateCancel(ctx context.Context, c *Cancel) error
 	ListCancels(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*Cancel], error)
 	PendingCancelFor(ctx context.Context, chargeID uuid.UUID) (bool, error)
+}
 
-	// PutLedgerEntry inserts or updates the history line of a resource.
-	PutLedgerEntry(ctx context.Context, e *LedgerEntry) error
-	ListLedger(ctx context.Context, f LedgerFilter, p ListParams) (Page[*LedgerEntry], error)
-
-	// Approvals (approval.go): CreateApproval records a new one;
+// ApprovalRows are what a shopper approves: a 3-D Secure challenge, a wallet payment.
+type ApprovalRows interface {
+	// Approvals (charging/approval.go): CreateApproval records a new one;
 	// Approval finds one by its key and ApprovalFor the latest of a
 	// resource (both NOT_FOUND when there is none).
 	CreateApproval(ctx context.Context, a *Approval) error
 	Approval(ctx context.Context, key string) (*Approval, error)
 	ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*Approval, error)
 	UpdateApproval(ctx context.Context, a *Approval) error
+}
 
-	// Webhooks (webhook.go). WebhookURLTaken reports whether another
+// WebhookRows are the merchants' webhooks.
+type WebhookRows interface {
+	// Webhooks (notify/webhook.go). WebhookURLTaken reports whether another
 	// webhook of w's merchant, store (uuid.Nil: merchant-level) and mode
 	// has w's URL, compared without regard to ASCII case. ActiveWebhooks
 	// are the active webhooks of mode that hear a store's events: the
@@ -222,8 +285,11 @@ type Tx interface {
 	ListWebhooks(ctx context.Context, f WebhookFilter, p ListParams) (Page[*Webhook], error)
 	WebhookURLTaken(ctx context.Context, w *Webhook) (bool, error)
 	ActiveWebhooks(ctx context.Context, merchantID, storeID uuid.UUID, mode Mode) ([]*Webhook, error)
+}
 
-	// Events and their deliveries (event.go). ListEvents returns, oldest
+// EventRows are the events and their webhook deliveries.
+type EventRows interface {
+	// Events and their deliveries (notify/delivery.go). ListEvents returns, oldest
 	// first, up to limit events of f after f.After. ListDeliveries is a
 	// webhook's delivery log, newest first by default; DeliveryFor is the
 	// delivery of one event to one webhook (NOT_FOUND when none).
@@ -235,29 +301,38 @@ type Tx interface {
 	DeliveryFor(ctx context.Context, webhookID, eventID uuid.UUID) (*Delivery, error)
 	UpdateDelivery(ctx context.Context, d *Delivery) error
 	ListDeliveries(ctx context.Context, webhookID uuid.UUID, p ListParams) (Page[*Delivery], error)
+}
 
+// WorkRows are the work queue.
+type WorkRows interface {
 	// The work queue (see Work). EnqueueWork adds an item due at due,
 	// unclaimed, with no attempts; an item of that kind and id already
 	// queued is left as it is. It is called in the transaction of the state
 	// change that needs the work, so the two land together or not at all.
 	EnqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
+
 	// Work returns one queued item (NOT_FOUND when there is none).
 	Work(ctx context.Context, kind WorkKind, id uuid.UUID) (*Work, error)
+
 	// ClaimWork claims up to limit items that are due at now and not
 	// leased (never claimed, or their lease ended at or before now), the
 	// earliest due first and, among those, the first queued first. They
 	// are leased to claimant until leaseUntil and returned as claimed. It
 	// is atomic: while a lease holds, no other claim returns the item.
 	ClaimWork(ctx context.Context, claimant string, now, leaseUntil time.Time, limit int) ([]Work, error)
+
 	// ExtendWorkLease moves the lease of an item that claimant still
 	// holds to until. Like the three below, it changes nothing when
 	// the item is gone or its claim is no longer w.ClaimedBy's.
 	ExtendWorkLease(ctx context.Context, w Work, until time.Time) error
+
 	// CompleteWork removes a finished item.
 	CompleteWork(ctx context.Context, w Work) error
+
 	// RetryWork counts a failed attempt, records its error, makes the
 	// item due again at due and ends the claim.
 	RetryWork(ctx context.Context, w Work, due time.Time, lastError string) error
+
 	// ReleaseWork ends the claim and changes nothing else: the item is
 	// given back as it was claimed, for any worker to take.
 	ReleaseWork(ctx context.Context, w Work) error
@@ -265,13 +340,17 @@ type Tx interface {
 	// RescheduleWork queues an item due at due, or moves one already
 	// queued to due; its attempts and any claim on it stay as they are.
 	RescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
-	// WorkQueueStats describes the queue at now (workstats.go): one row
+
+	// WorkQueueStats describes the queue at now (workqueue.Queue.Stats): one row
 	// per kind that has queued items, sorted by kind, in one aggregate
 	// query. An item is due when its due time is at or before now, to the
 	// microsecond, as ClaimWork counts it, whether or not it is claimed.
 	WorkQueueStats(ctx context.Context, now time.Time) ([]WorkQueueStats, error)
+}
 
-	// Subscriptions and their scheduled payments (subscription.go).
+// SubscriptionRows are the subscriptions and their scheduled payments.
+type SubscriptionRows interface {
+	// Subscriptions and their scheduled payments (subscriptions/subscription.go).
 	// ListScheduledPayments lists a subscription's payments, newest first
 	// by default (by id: the order they were made in).
 	CreateSubscription(ctx context.Context, sub *Subscription) error
@@ -282,7 +361,10 @@ type Tx interface {
 	ScheduledPayment(ctx context.Context, id uuid.UUID) (*ScheduledPayment, error)
 	UpdateScheduledPayment(ctx context.Context, p *ScheduledPayment) error
 	ListScheduledPayments(ctx context.Context, subscriptionID uuid.UUID, p ListParams) (Page[*ScheduledPayment], error)
+}
 
+// IdempotencyRows are what a domain transaction writes of an idempotency key.
+type IdempotencyRows interface {
 	// RecordIdempotentEffect notes on the idempotency key of ref what the
 	// transaction makes (idempotency.go), if ref's reservation still holds
 	// the key in flight, and reports whether it did. It is the one write
@@ -290,12 +372,16 @@ type Tx interface {
 	// the note of it commit together, and a reservation taken over
 	// meanwhile (its lock moved) makes it report false.
 	RecordIdempotentEffect(ctx context.Context, ref IdempotencyRef, eff IdempotentEffect) (bool, error)
+}
 
+// QuotaRows count the limited resources.
+type QuotaRows interface {
 	// TakeQuota counts one unit of a limited resource in its period and
 	// reports false, taking nothing, when limit units are already counted.
 	// It is atomic on its own: two transactions can never both take the last
 	// unit.
 	TakeQuota(ctx context.Context, key QuotaKey, limit int) (bool, error)
+
 	// ReleaseQuota gives one unit back (a token revoked, a webhook
 	// deactivated).
 	ReleaseQuota(ctx context.Context, key QuotaKey) error

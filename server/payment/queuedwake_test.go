@@ -45,26 +45,26 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 		act func(t *testing.T, q *queue, in *instance, sender *countingSender) func() bool
 	}{
 		{"CVVCheckOfANewToken", func(t *testing.T, q *queue, in *instance, _ *countingSender) func() bool {
-			tok, err := in.svc.Charging.CreateToken(ctx, in.caller, card("4000020000000000", true, false))
+			tok, err := in.svc.Tokens.CreateToken(ctx, in.caller, card("4000020000000000", true, false))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() bool { return in.token(t, tok.ID).CVVAuthorize.Status == payment.CVVAuthCurrent }
 		}},
 		{"ThreeDSOfANewToken", func(t *testing.T, q *queue, in *instance, _ *countingSender) func() bool {
-			tok, err := in.svc.Charging.CreateToken(ctx, in.caller, card("4000020000000000", false, true))
+			tok, err := in.svc.Tokens.CreateToken(ctx, in.caller, card("4000020000000000", false, true))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() bool { return in.token(t, tok.ID).ThreeDS.Status == payment.ThreeDSSuccessful }
 		}},
 		{"ThreeDSEnabledOnAToken", func(t *testing.T, q *queue, in *instance, _ *countingSender) func() bool {
-			tok, err := in.svc.Charging.CreateToken(ctx, in.caller, card("4000020000000000", false, false))
+			tok, err := in.svc.Tokens.CreateToken(ctx, in.caller, card("4000020000000000", false, false))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Nothing queued by the token alone: no wake to use up.
-			if _, err := in.svc.Charging.EnableTokenThreeDS(ctx, in.caller, tok.StoreID, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+			if _, err := in.svc.Tokens.EnableTokenThreeDS(ctx, in.caller, tok.StoreID, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 				t.Fatal(err)
 			}
 			return func() bool { return in.token(t, tok.ID).ThreeDS.Status == payment.ThreeDSSuccessful }
@@ -75,12 +75,12 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 				return in.charge(t, ch.ID).Status == payment.ChargeSuccessful
 			})
 			settle()
-			r, err := in.svc.Charging.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+			r, err := in.svc.Refunds.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() bool {
-				got, err := in.svc.Charging.Refund(ctx, in.caller, ch.StoreID, ch.ID, r.ID, 0)
+				got, err := in.svc.Refunds.Refund(ctx, in.caller, ch.StoreID, ch.ID, r.ID, 0)
 				return err == nil && got.Status == payment.OperationSuccessful
 			}
 		}},
@@ -91,7 +91,7 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := in.svc.Charging.CreateToken(ctx, in.caller, card("4000020000000000", false, false)); err != nil {
+			if _, err := in.svc.Tokens.CreateToken(ctx, in.caller, card("4000020000000000", false, false)); err != nil {
 				t.Fatal(err)
 			}
 			kessaitest.WaitFor(t, 5*time.Second, "the token's event delivered", func() bool { return sender.sent.Load() == 1 })
@@ -106,7 +106,7 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 			return func() bool { return sender.sent.Load() == 2 }
 		}},
 		{"ChargeOfASubscriptionPayment", func(t *testing.T, q *queue, in *instance, _ *countingSender) func() bool {
-			tok, err := in.svc.Charging.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: payment.PaymentTypeCard,
+			tok, err := in.svc.Tokens.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: payment.PaymentTypeCard,
 				Type: payment.SubscriptionToken, Email: "q@example.com",
 				Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 			if err != nil {
@@ -124,7 +124,7 @@ func TestWorkQueuedWakesWorker(t *testing.T) {
 			// payment's item with it. The charge that item places is
 			// authorised only if placing it woke the worker again.
 			q.clk.Set(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
-			if _, err := in.svc.Charging.CreateToken(ctx, in.caller, card("4000020000000000", true, false)); err != nil {
+			if _, err := in.svc.Tokens.CreateToken(ctx, in.caller, card("4000020000000000", true, false)); err != nil {
 				t.Fatal(err)
 			}
 			return func() bool {
@@ -155,7 +155,7 @@ func settle() { time.Sleep(100 * time.Millisecond) }
 
 func (in *instance) token(t testing.TB, id uuid.UUID) *payment.TransactionToken {
 	t.Helper()
-	tok, err := in.svc.Charging.Token(context.Background(), in.caller, in.caller.Token().StoreID, id, 0)
+	tok, err := in.svc.Tokens.Token(context.Background(), in.caller, in.caller.Token().StoreID, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

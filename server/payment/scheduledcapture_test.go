@@ -24,7 +24,7 @@ const captureAfter = 2 * time.Hour
 func (in *instance) scheduledCharge(t *testing.T, q *queue, pan string) (*payment.Charge, time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := in.svc.Charging.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
+	tok, err := in.svc.Tokens.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: pan, ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,14 +193,14 @@ func TestEarlierDecisionWins(t *testing.T) {
 			return 2
 		}, payment.ChargeSuccessful, 600, payment.CaptureDone, 2},
 		{"Voided", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if _, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+			if _, err := in.svc.Refunds.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			in.pass(t, 1)
 			return 1
 		}, payment.ChargeCanceled, 1000, payment.CaptureNone, 0},
 		{"VoidUnderWay", func(t *testing.T, q *queue, in *instance, ch *payment.Charge) int {
-			if _, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+			if _, err := in.svc.Refunds.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			// Unreachable until after capture_at: the cancel is still

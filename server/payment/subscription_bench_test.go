@@ -28,7 +28,7 @@ func BenchmarkSchedulerPayments(b *testing.B) {
 		return st.Service, st.SeedDemo(b).Caller, clock
 	}
 	token := func(b *testing.B, svc *services.Set, c *payment.Caller, typ payment.TokenType) *payment.TransactionToken {
-		tok, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: "card", Type: typ, Email: "d@example.com",
+		tok, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: "card", Type: typ, Email: "d@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
 			b.Fatal(err)

@@ -417,7 +417,7 @@ func TestSubscriptionAccess(t *testing.T) {
 	}
 	newToken := func(c *payment.Caller, typ payment.TokenType) *payment.TransactionToken {
 		t.Helper()
-		tok, err := w.svc.Charging.CreateToken(ctx, c, payment.NewToken{
+		tok, err := w.svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 			PaymentType: payment.PaymentTypeCard, Type: typ, Email: "a@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		})
@@ -504,7 +504,7 @@ func TestSubscriptionTokenDeleted(t *testing.T) {
 	w := newSubWorld(t, time.Date(2027, 1, 1, 1, 0, 0, 0, time.UTC), 1, servicetest.Options{})
 	tok := w.token("4000020000000000", "a@example.com")
 	sub := w.subscribe(payment.NewSubscription{TokenID: tok.ID, Period: "monthly", Schedule: payment.ScheduleSettings{RetryInterval: "P1D"}})
-	if err := w.svc.Charging.DeleteToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID); err != nil {
+	if err := w.svc.Tokens.DeleteToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	w.days(32) // Feb 1 and its retry on Feb 2

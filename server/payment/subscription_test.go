@@ -46,7 +46,7 @@ func newSubWorld(t *testing.T, start time.Time, instances int, opts servicetest.
 // token makes a subscription card token with the e-mail given.
 func (w *subWorld) token(card, email string) *payment.TransactionToken {
 	w.t.Helper()
-	tok, err := w.svc.Charging.CreateToken(context.Background(), w.demo.Caller, payment.NewToken{
+	tok, err := w.svc.Tokens.CreateToken(context.Background(), w.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken, Email: email,
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -299,7 +299,7 @@ func TestSubscriptionFailuresAndRetries(t *testing.T) {
 	ctx := context.Background()
 	setEmail := func(email string) {
 		t.Helper()
-		if _, err := w.svc.Charging.UpdateToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
+		if _, err := w.svc.Tokens.UpdateToken(ctx, w.demo.Caller, w.demo.StoreID, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -93,7 +93,7 @@ func newBenchHooks(b *testing.B) *benchHooks {
 }
 
 func (h *benchHooks) token(b *testing.B) {
-	if _, err := h.svc.Charging.CreateToken(context.Background(), h.caller, payment.NewToken{
+	if _, err := h.svc.Tokens.CreateToken(context.Background(), h.caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "bench@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	}); err != nil {

@@ -243,7 +243,7 @@ func (f *hookFixture) get(path string) []byte {
 // token makes a card token of typ on the demo store.
 func (f *hookFixture) token(typ payment.TokenType, card string, cvvAuth bool) *payment.TransactionToken {
 	f.t.Helper()
-	tok, err := f.svc.Charging.CreateToken(context.Background(), f.demo.Caller, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(context.Background(), f.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: typ, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123",
 			CVVAuthorize: payment.CVVAuthorize{Enabled: cvvAuth}},
@@ -410,7 +410,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 
 	// token_updated: the merchant's PATCH.
 	email := "changed@example.com"
-	if _, err := f.svc.Charging.UpdateToken(ctx, f.demo.Caller, store, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
+	if _, err := f.svc.Tokens.UpdateToken(ctx, f.demo.Caller, store, tok.ID, payment.TokenUpdate{Email: &email}); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
@@ -418,7 +418,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	f.checkDelivery(got[payment.EventTokenUpdated], hookAll, payment.EventTokenUpdated, tokensPath+tok.ID.String())
 
 	// token_three_ds_updated: 3-D Secure on the token (frictionless).
-	if _, err := f.svc.Charging.EnableTokenThreeDS(ctx, f.demo.Caller, store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
+	if _, err := f.svc.Tokens.EnableTokenThreeDS(ctx, f.demo.Caller, store, tok.ID, payment.TokenThreeDSRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
@@ -436,7 +436,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if !strings.Contains(string(got[payment.EventTokenCreated].envelope(t).Data), `"pending"`) {
 		t.Errorf("token_created of a token with a CVV check does not show it pending: %s", got[payment.EventTokenCreated].body)
 	}
-	if err := f.svc.Charging.DeleteToken(ctx, f.demo.Caller, store, rec.ID); err != nil {
+	if err := f.svc.Tokens.DeleteToken(ctx, f.demo.Caller, store, rec.ID); err != nil {
 		t.Fatal(err)
 	}
 	f.mustDrain()
@@ -452,7 +452,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if !strings.Contains(string(got[payment.EventChargeUpdated].body), `"authorized"`) {
 		t.Errorf("charge_updated of an authorisation: %s", got[payment.EventChargeUpdated].body)
 	}
-	cn, err := f.svc.Charging.CreateCancel(ctx, f.demo.Caller, store, ch.ID, payment.NewCancel{})
+	cn, err := f.svc.Refunds.CreateCancel(ctx, f.demo.Caller, store, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	got, seenAll = f.expect("/all", seenAll, payment.EventTokenCreated, payment.EventChargeFinished)
 	f.checkDelivery(got[payment.EventChargeFinished], hookAll, payment.EventChargeFinished, chargesPath+paid.ID.String())
 	_, seenFinished = f.expect("/finished", seenFinished, payment.EventChargeFinished)
-	rf, err := f.svc.Charging.CreateRefund(ctx, f.demo.Caller, store, paid.ID, payment.NewRefund{Amount: 200, Currency: "JPY"})
+	rf, err := f.svc.Refunds.CreateRefund(ctx, f.demo.Caller, store, paid.ID, payment.NewRefund{Amount: 200, Currency: "JPY"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func newRulesFixture(t *testing.T, cfg payment.Config) *rulesFixture {
 func (f *rulesFixture) newCharge(t *testing.T, amount int64, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := f.svc.Charging.CreateToken(ctx, f.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := f.svc.Tokens.CreateToken(ctx, f.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
@@ -287,12 +287,12 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		{"refund", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.newCharge(t, 1000, true)
 			f.settle(t)
-			r, err := f.svc.Charging.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+			r, err := f.svc.Refunds.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Charging.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, wait)
+				got, err := f.svc.Refunds.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -301,12 +301,12 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		}},
 		{"cancel", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			cn, err := f.svc.Charging.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := f.svc.Refunds.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
-				got, err := f.svc.Charging.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, wait)
+				got, err := f.svc.Refunds.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, wait)
 				if err != nil {
 					return "", err
 				}
@@ -317,7 +317,7 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		// the charge, not the cancel, is polled, and must end canceled.
 		{"charge being canceled", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.authorized(t, 1000)
-			if _, err := f.svc.Charging.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
+			if _, err := f.svc.Refunds.CreateCancel(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewCancel{}); err != nil {
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) (string, error) {
@@ -333,7 +333,7 @@ func TestLongPollWokenByWorker(t *testing.T) {
 		{"charge being refunded", func(t *testing.T, f *rulesFixture) (func(context.Context) (string, error), string) {
 			ch := f.newCharge(t, 1000, true)
 			f.settle(t)
-			r, err := f.svc.Charging.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
+			r, err := f.svc.Refunds.CreateRefund(context.Background(), f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 400, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +342,7 @@ func TestLongPollWokenByWorker(t *testing.T) {
 				if err != nil {
 					return "", err
 				}
-				rf, err := f.svc.Charging.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
+				rf, err := f.svc.Refunds.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
 				if err != nil {
 					return "", err
 				}
@@ -433,7 +433,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 	ctx := context.Background()
 	f := newRulesFixture(t, payment.Config{})
 	ch := f.authorized(t, 1000)
-	cn, err := f.svc.Charging.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+	cn, err := f.svc.Refunds.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func TestVoidAfterCaptureFails(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := f.svc.Charging.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
+	got, err := f.svc.Refunds.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,12 +492,12 @@ func TestOperationRetries(t *testing.T) {
 		{name: "refund", op: "refund", start: func(t *testing.T, f *rulesFixture) func() payment.OperationStatus {
 			ch := f.newCharge(t, 1000, true)
 			f.settle(t)
-			r, err := f.svc.Charging.CreateRefund(ctx, f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+			r, err := f.svc.Refunds.CreateRefund(ctx, f.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() payment.OperationStatus {
-				got, err := f.svc.Charging.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
+				got, err := f.svc.Refunds.Refund(ctx, f.caller, ch.StoreID, ch.ID, r.ID, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -506,12 +506,12 @@ func TestOperationRetries(t *testing.T) {
 		}},
 		{name: "cancel", op: "void", start: func(t *testing.T, f *rulesFixture) func() payment.OperationStatus {
 			ch := f.authorized(t, 1000)
-			cn, err := f.svc.Charging.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := f.svc.Refunds.CreateCancel(ctx, f.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return func() payment.OperationStatus {
-				got, err := f.svc.Charging.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
+				got, err := f.svc.Refunds.Cancel(ctx, f.caller, ch.StoreID, ch.ID, cn.ID, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

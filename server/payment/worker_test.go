@@ -43,7 +43,7 @@ func TestWorkerBacksOffFailedWork(t *testing.T) {
 	acq := &flaky{down: true}
 	st := servicetest.New(t, servicetest.Options{Clock: clk, Processor: acq})
 	svc, caller := st.Service, st.SeedDemo(t).Caller
-	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := svc.Tokens.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)

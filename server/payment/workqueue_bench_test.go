@@ -30,7 +30,7 @@ func BenchmarkWorkerDrain(b *testing.B) {
 		Config: payment.Config{Limits: limits}})
 	svc, caller := st.Service, st.SeedDemo(b).Caller
 	for range b.N {
-		tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "d@example.com",
+		tok, err := svc.Tokens.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "d@example.com",
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 		if err != nil {
 			b.Fatal(err)

@@ -222,7 +222,7 @@ func (in *instance) run(t *testing.T, interval time.Duration) (stop func()) {
 func (in *instance) newCharge(t testing.TB, capture bool) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := in.svc.Charging.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
+	tok, err := in.svc.Tokens.CreateToken(ctx, in.caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "q@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)
@@ -307,24 +307,24 @@ func TestWorkRetriesPerKind(t *testing.T) {
 		{payment.WorkRefund, "refund", func(t *testing.T, in *instance, q *queue) (uuid.UUID, func() bool) {
 			ch := in.newCharge(t, true)
 			in.pass(t, 1)
-			r, err := in.svc.Charging.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
+			r, err := in.svc.Refunds.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 300, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r.ID, func() bool {
-				got, err := in.svc.Charging.Refund(ctx, in.caller, ch.StoreID, ch.ID, r.ID, 0)
+				got, err := in.svc.Refunds.Refund(ctx, in.caller, ch.StoreID, ch.ID, r.ID, 0)
 				return err == nil && got.Status == payment.OperationSuccessful
 			}
 		}},
 		{payment.WorkCancel, "void", func(t *testing.T, in *instance, q *queue) (uuid.UUID, func() bool) {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			cn, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := in.svc.Refunds.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return cn.ID, func() bool {
-				got, err := in.svc.Charging.Cancel(ctx, in.caller, ch.StoreID, ch.ID, cn.ID, 0)
+				got, err := in.svc.Refunds.Cancel(ctx, in.caller, ch.StoreID, ch.ID, cn.ID, 0)
 				return err == nil && got.Status == payment.OperationSuccessful &&
 					in.charge(t, ch.ID).Status == payment.ChargeCanceled
 			}
@@ -405,7 +405,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkRefund, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, true)
 			in.pass(t, 1)
-			r, err := in.svc.Charging.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
+			r, err := in.svc.Refunds.CreateRefund(ctx, in.caller, ch.StoreID, ch.ID, payment.NewRefund{Amount: 100, Currency: "JPY"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,7 +415,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 		{payment.WorkCancel, func(t *testing.T, in *instance) uuid.UUID {
 			ch := in.newCharge(t, false)
 			in.pass(t, 1)
-			cn, err := in.svc.Charging.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
+			cn, err := in.svc.Refunds.CreateCancel(ctx, in.caller, ch.StoreID, ch.ID, payment.NewCancel{})
 			if err != nil {
 				t.Fatal(err)
 			}

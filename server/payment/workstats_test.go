@@ -38,7 +38,7 @@ func TestWorkQueueStatsReportsQueuedCharge(t *testing.T) {
 		t.Fatalf("before any charge: %+v, want no authorisation queued", *got)
 	}
 
-	tok, err := svc.Charging.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
+	tok, err := svc.Tokens.CreateToken(ctx, caller, payment.NewToken{PaymentType: "card", Type: payment.OneTime, Email: "a@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2030, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)

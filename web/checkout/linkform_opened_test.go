@@ -24,7 +24,7 @@ func TestLinkformRefusesWhatPredatesTheForm(t *testing.T) {
 		return f.pay(t, f.tokA, "4000020000000000", 1600, "JPY", meta).ID.String()
 	}
 	token := func(t *testing.T) string {
-		tt, err := f.svc.Charging.CreateToken(context.Background(), f.server(t, f.tokA), payment.NewToken{PaymentType: payment.PaymentTypeCard,
+		tt, err := f.svc.Tokens.CreateToken(context.Background(), f.server(t, f.tokA), payment.NewToken{PaymentType: payment.PaymentTypeCard,
 			Type: payment.OneTime, Email: "a@example.com", Card: &payment.CardInput{Cardholder: "A B", Number: "4000020000000000",
 				ExpMonth: 1, ExpYear: 2039, CVV: "123"}})
 		if err != nil {

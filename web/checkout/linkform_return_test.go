@@ -26,7 +26,7 @@ func (f *formsFixture) challengeCharge(t testing.TB, tok *payment.IssuedAppToken
 	t.Helper()
 	ctx := context.Background()
 	c := f.server(t, tok)
-	tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+	tt, err := f.svc.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Email: "shopper@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)

@@ -440,7 +440,7 @@ func TestLinkformCompletionRedirects(t *testing.T) {
 		form := openForm(t, h, "wc-checkout", with(baseParams(f), "auth", "true"))
 		ctx := context.Background()
 		c := f.server(t, f.tokA)
-		tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+		tt, err := f.svc.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 			Email: "a@example.com", Card: &payment.CardInput{Cardholder: "A B", Number: "4000020000000000", ExpMonth: 1, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
 			t.Fatal(err)
@@ -493,7 +493,7 @@ func TestLinkformCompletionRedirects(t *testing.T) {
 	t.Run("token checkout", func(t *testing.T) {
 		form := openForm(t, h, "save-card", map[string]string{"appId": f.tokA.JWT, "checkout": "token",
 			"successRedirectUrl": "https://shop.example/cards", "autoRedirect": "true"})
-		tt, err := f.svc.Charging.CreateToken(context.Background(), f.server(t, f.tokA), payment.NewToken{PaymentType: payment.PaymentTypeCard,
+		tt, err := f.svc.Tokens.CreateToken(context.Background(), f.server(t, f.tokA), payment.NewToken{PaymentType: payment.PaymentTypeCard,
 			Type: payment.OneTime, Email: "a@example.com", Card: &payment.CardInput{Cardholder: "A B", Number: "4000020000000000", ExpMonth: 1, ExpYear: 2039, CVV: "123"}})
 		if err != nil {
 			t.Fatal(err)

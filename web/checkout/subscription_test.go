@@ -234,7 +234,7 @@ func (f *formsFixture) browserSubscription(t testing.TB, card string, amount int
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
+	tt, err := f.svc.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
 		Email: "shopper@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)

@@ -127,7 +127,7 @@ func (f *consoleFixture) objects(t *testing.T, storeID uuid.UUID, c *payment.Cal
 func writeLiveCharge(t *testing.T, stack *servicetest.Stack, storeID uuid.UUID, c *payment.Caller, amount int64) *payment.Charge {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := stack.Service.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+	tok, err := stack.Service.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Email: "live@kessai.test", Card: &payment.CardInput{Cardholder: "LIVE SHOPPER", Number: "4012888888881881", ExpMonth: 12, ExpYear: 2040, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)

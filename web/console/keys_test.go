@@ -543,7 +543,7 @@ func TestConsoleKeysTestChargeUnknownClient(t *testing.T) {
 		storePath(k.demo.StoreID, "/charges/"))
 	id := uuid.MustParse(strings.TrimPrefix(loc, storePath(k.demo.StoreID, "/charges/")))
 	ch := servicetest.AwaitCharge(t, k.svc, k.demo.Caller, k.demo.StoreID, id, "the test charge", servicetest.Settled)
-	tok, err := k.svc.Charging.Token(context.Background(), k.demo.Caller, k.demo.StoreID, ch.TokenID, 0)
+	tok, err := k.svc.Tokens.Token(context.Background(), k.demo.Caller, k.demo.StoreID, ch.TokenID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +565,7 @@ func TestConsoleKeysTestChargeQuota(t *testing.T) {
 	// console.
 	limit := k.svc.Merchants.Limits().TestChargesPerDay
 	for range limit - 1 {
-		tok, err := k.svc.Charging.CreateToken(ctx, k.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+		tok, err := k.svc.Tokens.CreateToken(ctx, k.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 			Email: "q@kessai.test", Card: &payment.CardInput{Cardholder: "Q", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2040, CVV: "123"}})
 		if err != nil {
 			t.Fatal(err)

@@ -106,7 +106,7 @@ func (pc *paymentsConsole) authorized(t *testing.T, amount int64) *payment.Charg
 	t.Helper()
 	ctx := context.Background()
 	svc, c := pc.stack.Service, pc.demo.Caller
-	tok, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
+	tok, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime,
 		Email: "auth@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12,
 			ExpYear: 2039, CVV: "123"}})
 	if err != nil {
@@ -446,7 +446,7 @@ func TestConsoleRefund(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refunds, err := svc.Charging.Refunds(ctx, caller, ch.StoreID, ch.ID, payment.ListParams{Limit: 10})
+	refunds, err := svc.Refunds.Refunds(ctx, caller, ch.StoreID, ch.ID, payment.ListParams{Limit: 10})
 	if err != nil || len(refunds.Items) != 1 {
 		t.Fatalf("refunds = %v, %v", refunds.Items, err)
 	}

@@ -32,7 +32,7 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 			Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}}
 		nc.ThreeDS = &payment.ThreeDSSettings{Mode: "normal"}
 	}
-	tt, err := f.svc.Charging.CreateToken(ctx, c, nt)
+	tt, err := f.svc.Tokens.CreateToken(ctx, c, nt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func (f *gatewayFixture) subscribe(t *testing.T, tok *payment.IssuedAppToken, ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt, err := f.svc.Charging.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
+	tt, err := f.svc.Tokens.CreateToken(ctx, c, payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.SubscriptionToken,
 		Email: "shopper@example.com", Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: card, ExpMonth: 12, ExpYear: 2039, CVV: "123"}})
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func (f *sandboxFixture) walletCharge(t testing.TB, brand, callMethod, redirect 
 	if qrMerchant {
 		nt.PaymentType, nt.Wallet.CallMethod = payment.PaymentTypeQRMerchant, ""
 	}
-	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, nt)
+	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, nt)
 	if err != nil {
 		t.Fatalf("%s token: %v", brand, err)
 	}
@@ -129,7 +129,7 @@ const challengeCard = "4000002760003184"
 func (f *sandboxFixture) challengeCharge(t testing.TB, redirect, redirectID string) (uuid.UUID, string) {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: challengeCard, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})
@@ -365,7 +365,7 @@ func TestSandboxWalletPage(t *testing.T) {
 func TestSandboxWalletSDKKey(t *testing.T) {
 	f := newSandboxFixture(t)
 	ctx := context.Background()
-	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
+	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
 		Wallet: &payment.WalletInput{Brand: "alipay_plus_online", CallMethod: "sdk", OSType: "ios"}})
 	if err != nil {
 		t.Fatal(err)
@@ -972,7 +972,7 @@ func TestSandboxQRCode(t *testing.T) {
 func TestSandboxTokenChallenge(t *testing.T) {
 	f := newSandboxFixture(t)
 	ctx := context.Background()
-	tok, err := f.svc.Charging.CreateToken(ctx, f.demo.Caller, payment.NewToken{
+	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.Recurring, Email: "shopper@example.com",
 		Card:    &payment.CardInput{Cardholder: "TARO YAMADA", Number: challengeCard, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 		ThreeDS: &payment.ThreeDSSettings{Enabled: true},
@@ -985,7 +985,7 @@ func TestSandboxTokenChallenge(t *testing.T) {
 		if _, err := f.svc.Work.ProcessPending(ctx, 50); err != nil {
 			t.Fatal(err)
 		}
-		it, err = f.svc.Charging.TokenThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, tok.ID)
+		it, err = f.svc.Tokens.TokenThreeDSIssuerToken(ctx, f.demo.Caller, f.demo.StoreID, tok.ID)
 		return err == nil
 	})
 	key := keyOf(t, it.IssuerToken)

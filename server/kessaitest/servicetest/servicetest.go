@@ -187,7 +187,7 @@ func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 func Pay(tb testing.TB, svc *services.Set, c *payment.Caller, cardNumber string, amount int64, currency string, meta payment.Metadata) *payment.Charge {
 	tb.Helper()
 	ctx := context.Background()
-	tt, err := svc.Charging.CreateToken(ctx, c, payment.NewToken{
+	tt, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
 		Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: cardNumber, ExpMonth: 12, ExpYear: 2039, CVV: "123"},
 	})

@@ -15,7 +15,7 @@ import (
 // cancel under way, can be. A charge still awaiting its shopper (in a
 // wallet, or at a 3-D Secure challenge) is withdrawn at once: nothing was
 // authorised, so the acquirer has nothing to void.
-func (s *Service) CreateCancel(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.NewCancel) (*payment.Cancel, error) {
+func (s *Refunds) CreateCancel(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.NewCancel) (*payment.Cancel, error) {
 	metadata := p.Metadata
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (s *Service) CreateCancel(ctx context.Context, c *payment.Caller, storeID, 
 // done at once for a charge awaiting its shopper (the cancel finished, the
 // charge withdrawn), pending with the work that voids it for an
 // authorisation.
-func (s *Service) placeCancel(ctx context.Context, tx *outbox.Tx, c *payment.Caller, storeID, chargeID uuid.UUID, metadata payment.Metadata) (*payment.Cancel, error) {
+func (s *Refunds) placeCancel(ctx context.Context, tx *outbox.Tx, c *payment.Caller, storeID, chargeID uuid.UUID, metadata payment.Metadata) (*payment.Cancel, error) {
 	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (s *Service) placeCancel(ctx context.Context, tx *outbox.Tx, c *payment.Cal
 	return cn, tx.EnqueueWork(ctx, payment.WorkCancel, cn.ID, now)
 }
 
-func (s *Service) visibleCancel(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, chargeID, id uuid.UUID) (*payment.Cancel, error) {
+func (s *Refunds) visibleCancel(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, chargeID, id uuid.UUID) (*payment.Cancel, error) {
 	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (s *Service) visibleCancel(ctx context.Context, tx payment.Tx, c *payment.C
 }
 
 // Cancel returns a cancel, long-polling while it is pending.
-func (s *Service) Cancel(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, wait time.Duration) (*payment.Cancel, error) {
+func (s *Refunds) Cancel(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, wait time.Duration) (*payment.Cancel, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Service) Cancel(ctx context.Context, c *payment.Caller, storeID, charge
 }
 
 // Cancels lists a charge's cancels.
-func (s *Service) Cancels(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Cancel], error) {
+func (s *Refunds) Cancels(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Cancel], error) {
 	if err := c.RequireSecret(); err != nil {
 		return payment.Page[*payment.Cancel]{}, err
 	}
@@ -134,7 +134,7 @@ func (s *Service) Cancels(ctx context.Context, c *payment.Caller, storeID, charg
 }
 
 // UpdateCancel merges metadata into a cancel.
-func (s *Service) UpdateCancel(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, metadata payment.Metadata) (*payment.Cancel, error) {
+func (s *Refunds) UpdateCancel(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, metadata payment.Metadata) (*payment.Cancel, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Service) UpdateCancel(ctx context.Context, c *payment.Caller, storeID, 
 // merchant cancelled it (a cancel of an awaiting charge): its approval
 // ends canceled and the charge canceled, without an error of the
 // shopper's.
-func (s *Service) withdrawAwaiting(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, now time.Time) error {
+func (s *Refunds) withdrawAwaiting(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, now time.Time) error {
 	ap, err := tx.ApprovalFor(ctx, ch.ID)
 	if err != nil && !payment.IsNotFound(err) {
 		return err

@@ -44,7 +44,7 @@ func (cardMethod) checkToken(v *payment.Validation, p *payment.NewToken, now tim
 	}
 }
 
-func (cardMethod) newToken(s *Service, c *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error {
+func (cardMethod) newToken(s *core, c *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error {
 	number := card.Digits(p.Card.Number)
 	if c.Mode() == payment.ModeLive && s.processor.IsTestCard(number) {
 		return payment.Errorf(payment.CodeNoTestCardInLiveMode, "test cards cannot be used in live mode")
@@ -82,7 +82,7 @@ func (cardMethod) newToken(s *Service, c *payment.Caller, p *payment.NewToken, t
 	return nil
 }
 
-func (cardMethod) admitToken(ctx context.Context, s *Service, tx *outbox.Tx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error {
+func (cardMethod) admitToken(ctx context.Context, s *core, tx *outbox.Tx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error {
 	// The product's PCI DSS rule: card data may pass through a merchant's own site or
 	// server only when the store complies with PCI DSS; otherwise it
 	// must come through Kessai's own widget frame or link form.
@@ -145,12 +145,12 @@ func storeAllowsToken(st payment.StoreSettings, tok *payment.TransactionToken) e
 // checkCharge: a card takes every charge the shared rules take.
 func (cardMethod) checkCharge(*payment.TransactionToken, *payment.NewCharge) error { return nil }
 
-func (cardMethod) instrument(s *Service, tok *payment.TransactionToken) (payment.CardDetails, error) {
+func (cardMethod) instrument(s *core, tok *payment.TransactionToken) (payment.CardDetails, error) {
 	return s.openCard(tok)
 }
 
 // openCard decrypts a card token's card for one acquirer call.
-func (s *Service) openCard(tok *payment.TransactionToken) (payment.CardDetails, error) {
+func (s *core) openCard(tok *payment.TransactionToken) (payment.CardDetails, error) {
 	number, err := s.vault.Open(tok.Card.SealedNumber, tok.ID[:])
 	if err != nil {
 		return payment.CardDetails{}, err
@@ -169,7 +169,7 @@ func (s *Service) openCard(tok *payment.TransactionToken) (payment.CardDetails, 
 // authorize carries a card charge to the acquirer's answer. It may first
 // need 3-D Secure (threeDSDecision): a challenge puts it in wait of the
 // shopper, and the item is queued again once they have passed it.
-func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch *payment.Charge, tok *payment.TransactionToken, card payment.CardDetails) error {
+func (cardMethod) authorize(ctx context.Context, s *core, w payment.Work, ch *payment.Charge, tok *payment.TransactionToken, card payment.CardDetails) error {
 	id := w.ID
 	step := threeDSNone
 	if ch.Status == payment.ChargePending {
@@ -251,7 +251,7 @@ func (cardMethod) authorize(ctx context.Context, s *Service, w payment.Work, ch 
 // beforeAuthorization settles what 3-D Secure decided before any
 // authorisation: a challenge for the shopper, or, for a card that cannot
 // be authenticated where it must be, the charge's failure (356).
-func (s *Service) beforeAuthorization(ctx context.Context, w payment.Work, step threeDSStep) error {
+func (s *core) beforeAuthorization(ctx context.Context, w payment.Work, step threeDSStep) error {
 	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err

@@ -212,7 +212,7 @@ func (s *Service) PlaceCharge(ctx context.Context, tx *outbox.Tx, o ChargeOrder)
 // moves a charge (the acquirer's answer, 3-D Secure, a wallet, an
 // expiry, a cancel) goes through it, so that each of them has every one
 // of these effects.
-func (s *Service) moveCharge(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, from payment.ChargeStatus) error {
+func (s *core) moveCharge(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, from payment.ChargeStatus) error {
 	if err := tx.UpdateCharge(ctx, ch); err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (s *Service) rejectDuplicate(ctx context.Context, tx payment.Tx, tok *payme
 }
 
 // visibleCharge returns a charge of storeID the caller may see.
-func (s *Service) visibleCharge(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, id uuid.UUID) (*payment.Charge, error) {
+func (s *core) visibleCharge(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, id uuid.UUID) (*payment.Charge, error) {
 	ch, err := tx.Charge(ctx, id)
 	if err != nil {
 		return nil, err

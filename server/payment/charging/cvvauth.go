@@ -39,7 +39,7 @@ func cvvAuthAmount(currency string, st payment.StoreSettings) (int64, string) {
 	return cur.MinAmount, cur.Code
 }
 
-func (s *Service) cvvAuthorize(ctx context.Context, w payment.Work) error {
+func (s *Tokens) cvvAuthorize(ctx context.Context, w payment.Work) error {
 	var tok *payment.TransactionToken
 	var st *payment.Store
 	if err := s.db.View(ctx, func(tx payment.Tx) error {

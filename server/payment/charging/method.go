@@ -43,10 +43,10 @@ type paymentMethod interface {
 	// newToken fills in what a token of this type stores (tok has the
 	// fields every token has) from a request checkToken passed, before
 	// the token's transaction: a card is sealed here.
-	newToken(s *Service, c *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error
+	newToken(s *core, c *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error
 	// admitToken applies the store's rules to a new token of this type in
 	// its transaction, before it is written.
-	admitToken(ctx context.Context, s *Service, tx *outbox.Tx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error
+	admitToken(ctx context.Context, s *core, tx *outbox.Tx, c *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error
 	// startToken queues what a new token needs next (a card's CVV check
 	// and 3-D Secure), in its transaction, after it is written.
 	startToken(ctx context.Context, tx *outbox.Tx, tok *payment.TransactionToken, now time.Time) error
@@ -57,12 +57,12 @@ type paymentMethod interface {
 	checkCharge(tok *payment.TransactionToken, p *payment.NewCharge) error
 	// instrument is what the processor is given of a token for its calls
 	// (a card's number, opened from the vault; nothing for a wallet).
-	instrument(s *Service, tok *payment.TransactionToken) (payment.CardDetails, error)
+	instrument(s *core, tok *payment.TransactionToken) (payment.CardDetails, error)
 	// authorize carries a charge ready for it (readyToAuthorize) on, as
 	// the worker's item w: to the processor's answer, or to awaiting its
 	// shopper (awaitShopper). It completes w in the transaction that
 	// records what it did; an error has the item tried again.
-	authorize(ctx context.Context, s *Service, w payment.Work, ch *payment.Charge, tok *payment.TransactionToken, card payment.CardDetails) error
+	authorize(ctx context.Context, s *core, w payment.Work, ch *payment.Charge, tok *payment.TransactionToken, card payment.CardDetails) error
 
 	// approvalKind is the kind of the approvals its shopper acts on.
 	approvalKind() payment.ApprovalKind
@@ -168,7 +168,7 @@ func approvalMethod(kind payment.ApprovalKind) (paymentMethod, error) {
 // worker's authorize item w of a method that does not authorise at once:
 // the charge awaits (moveCharge, with its effects), with the approval
 // that approval describes for it, which the gateway ends after ttl.
-func (s *Service) awaitShopper(ctx context.Context, w payment.Work, approval func(ch *payment.Charge) *payment.Approval, ttl time.Duration) error {
+func (s *core) awaitShopper(ctx context.Context, w payment.Work, approval func(ch *payment.Charge) *payment.Approval, ttl time.Duration) error {
 	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err

@@ -14,7 +14,7 @@ import (
 // The link form asks it before it sends the shopper back to the shop with
 // the token's id; reading the token itself needs the secret, which the
 // form never has.
-func (s *Service) TokenReceipt(ctx context.Context, c *payment.Caller, id uuid.UUID) (*payment.TokenReceipt, error) {
+func (s *Tokens) TokenReceipt(ctx context.Context, c *payment.Caller, id uuid.UUID) (*payment.TokenReceipt, error) {
 	if !s.fromGatewayPage(c) {
 		return nil, payment.Errorf(payment.CodeInvalidPermissions, "only the gateway's own pages may ask for a token receipt")
 	}

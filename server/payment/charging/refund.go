@@ -19,7 +19,7 @@ var refundReasons = map[string]bool{"duplicate": true, "fraud": true, "customer_
 // recorded when the worker settles it. Refunds may be partial and
 // repeated, up to the charged amount counting every refund that has not
 // failed.
-func (s *Service) CreateRefund(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.NewRefund) (*payment.Refund, error) {
+func (s *Refunds) CreateRefund(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.NewRefund) (*payment.Refund, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Service) CreateRefund(ctx context.Context, c *payment.Caller, storeID, 
 	return r, nil
 }
 
-func (s *Service) visibleRefund(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, chargeID, id uuid.UUID) (*payment.Refund, error) {
+func (s *Refunds) visibleRefund(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, chargeID, id uuid.UUID) (*payment.Refund, error) {
 	ch, err := s.visibleCharge(ctx, tx, c, storeID, chargeID)
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func (s *Service) visibleRefund(ctx context.Context, tx payment.Tx, c *payment.C
 }
 
 // Refund returns a refund, long-polling like Charge while it is pending.
-func (s *Service) Refund(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, wait time.Duration) (*payment.Refund, error) {
+func (s *Refunds) Refund(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, wait time.Duration) (*payment.Refund, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *Service) Refund(ctx context.Context, c *payment.Caller, storeID, charge
 }
 
 // Refunds lists a charge's refunds.
-func (s *Service) Refunds(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Refund], error) {
+func (s *Refunds) Refunds(ctx context.Context, c *payment.Caller, storeID, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.Refund], error) {
 	if err := c.RequireSecret(); err != nil {
 		return payment.Page[*payment.Refund]{}, err
 	}
@@ -131,7 +131,7 @@ func (s *Service) Refunds(ctx context.Context, c *payment.Caller, storeID, charg
 }
 
 // UpdateRefund applies a PATCH to a refund.
-func (s *Service) UpdateRefund(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, u payment.RefundUpdate) (*payment.Refund, error) {
+func (s *Refunds) UpdateRefund(ctx context.Context, c *payment.Caller, storeID, chargeID, id uuid.UUID, u payment.RefundUpdate) (*payment.Refund, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}

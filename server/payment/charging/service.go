@@ -1,3 +1,11 @@
+// Package charging holds the payment rules: transaction tokens, charges,
+// their refunds and cancels, captures, 3-D Secure and the shopper's
+// approvals (wallets, QR), and the work that carries them to the acquirer.
+// Each payment method (card, online wallets, merchant QR) implements one
+// seam, paymentMethod in method.go: what its tokens hold, how a charge on
+// it proceeds and what awaiting its shopper means; the rules around it
+// never ask which method they hold. Its three faces (Service for charges,
+// Tokens, Refunds) share one core.
 package charging
 
 import (
@@ -12,8 +20,11 @@ import (
 	"github.com/kessai/kessai/server/payment/workqueue"
 )
 
-// Service holds the rules. Every API operation is one of its methods.
-type Service struct {
+// core is what the payment rules' three faces (Service, Tokens, Refunds)
+// share: their parts, and the steps more than one of them takes (a
+// charge's moves and visibility, a card opened from the vault, 3-D
+// Secure's challenge).
+type core struct {
 	// db runs its transactions and carries out their effects.
 	db    *outbox.DB
 	clock payment.Clock
@@ -36,6 +47,18 @@ type Service struct {
 	chargeEnded func(ctx context.Context, tx *outbox.Tx, ch *payment.Charge) error
 }
 
+// Service is the charges: made (on any payment method, through the
+// seam in method.go), read and long-polled, captured, awaiting their
+// shopper's approval or 3-D Secure, and carried on by the worker.
+type Service struct{ *core }
+
+// Tokens are the transaction tokens: made from a card or a wallet, read,
+// changed and deleted, with their own 3-D Secure and CVV authorisation.
+type Tokens struct{ *core }
+
+// Refunds are the refunds and cancels (voids) of charges.
+type Refunds struct{ *core }
+
 // FollowSubscriptionCharges sets who carries a subscription on when one of
 // its payments' charges is authorised or ends: f runs in the transaction
 // that records it (moveCharge), so the charge and what follows from it
@@ -44,9 +67,9 @@ func (s *Service) FollowSubscriptionCharges(f func(ctx context.Context, tx *outb
 	s.chargeEnded = f
 }
 
-// NewService returns the payment rules over db; it registers the kinds
-// of work they queue with work.
-func NewService(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg payment.Config) *Service {
+// New returns the payment rules over db, their three faces over one core;
+// it registers the kinds of work they queue with work.
+func New(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg payment.Config) (*Service, *Tokens, *Refunds) {
 	if cfg.Limits == (payment.ResourceLimits{}) {
 		cfg.Limits = payment.DefaultResourceLimits()
 	}
@@ -59,7 +82,7 @@ func NewService(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg p
 	if cfg.Meter == nil {
 		cfg.Meter = payment.NoMeter{}
 	}
-	s := &Service{
+	c := &core{
 		db:           db,
 		clock:        clock,
 		publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/"),
@@ -71,8 +94,9 @@ func NewService(db *outbox.DB, work *workqueue.Queue, clock payment.Clock, cfg p
 		logger:       cmp.Or(cfg.Logger, slog.Default()),
 		meter:        cfg.Meter,
 	}
-	s.handleWork(work)
-	return s
+	charges, tokens, refunds := &Service{c}, &Tokens{c}, &Refunds{c}
+	handleWork(work, charges, tokens, refunds)
+	return charges, tokens, refunds
 }
 
 // Ready reports whether storage answers a read: the readiness probe's

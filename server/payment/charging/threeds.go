@@ -91,7 +91,7 @@ func threeDSDecision(mode string, storeRequires, authenticated bool, p payment.T
 
 const threeDSContentType = "application/x-www-form-urlencoded; charset=UTF-8"
 
-func (s *Service) threeDSIssuerToken(ap *payment.Approval) *payment.IssuerToken {
+func (s *core) threeDSIssuerToken(ap *payment.Approval) *payment.IssuerToken {
 	return &payment.IssuerToken{
 		IssuerToken: s.publicOrigin + payment.ThreeDSPagePath + ap.Key,
 		CallMethod:  "http_post",
@@ -131,7 +131,7 @@ func (s *Service) ChargeThreeDSIssuerToken(ctx context.Context, c *payment.Calle
 // tokenThreeDSCaller checks that c may work with a token's 3-D Secure: a
 // merchant's server (with the secret), or the browser that has just made
 // the token, as for its first charge.
-func (s *Service) tokenThreeDSCaller(c *payment.Caller, tok *payment.TransactionToken) error {
+func (s *Tokens) tokenThreeDSCaller(c *payment.Caller, tok *payment.TransactionToken) error {
 	if c.WithSecret() || payment.MadeByBrowserJustNow(tok, s.clock.Now()) {
 		return nil
 	}
@@ -140,7 +140,7 @@ func (s *Service) tokenThreeDSCaller(c *payment.Caller, tok *payment.Transaction
 
 // TokenThreeDSIssuerToken returns where the shopper answers a token's
 // 3-D Secure challenge, once it is awaiting it.
-func (s *Service) TokenThreeDSIssuerToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.IssuerToken, error) {
+func (s *Tokens) TokenThreeDSIssuerToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.IssuerToken, error) {
 	var it *payment.IssuerToken
 	err := s.db.View(ctx, func(tx payment.Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
@@ -172,7 +172,7 @@ func (s *Service) TokenThreeDSIssuerToken(ctx context.Context, c *payment.Caller
 // a later charge on a token authenticated so needs no challenge of its
 // own. Asking again while it is under way or done changes nothing; after
 // a failure it starts over.
-func (s *Service) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, r payment.TokenThreeDSRequest) (*payment.TransactionToken, error) {
+func (s *Tokens) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, r payment.TokenThreeDSRequest) (*payment.TransactionToken, error) {
 	var v payment.Validation
 	if r.Mode != "" && !tokenThreeDSModes[r.Mode] {
 		v.Add("mode", payment.ReasonInvalidFormat)
@@ -224,7 +224,7 @@ func (s *Service) EnableTokenThreeDS(ctx context.Context, c *payment.Caller, sto
 // DisableTokenThreeDS turns a token's 3-D Secure off (DELETE
 // …/tokens/{id}/three_ds). A challenge still open is left to run out: its
 // outcome no longer changes the token.
-func (s *Service) DisableTokenThreeDS(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error {
+func (s *Tokens) DisableTokenThreeDS(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error {
 	return s.db.Update(ctx, func(tx *outbox.Tx) error {
 		tok, err := s.visibleToken(ctx, tx, c, storeID, id)
 		if err != nil {
@@ -246,7 +246,7 @@ func (s *Service) DisableTokenThreeDS(ctx context.Context, c *payment.Caller, st
 // tokenThreeDS asks the issuer (the acquirer's profile of the card) what
 // a token's authentication takes, and starts the challenge, or settles it
 // at once when it needs none.
-func (s *Service) tokenThreeDS(ctx context.Context, w payment.Work) error {
+func (s *Tokens) tokenThreeDS(ctx context.Context, w payment.Work) error {
 	var tok *payment.TransactionToken
 	if err := s.db.View(ctx, func(tx payment.Tx) error {
 		var err error
@@ -312,7 +312,7 @@ func (s *Service) tokenThreeDS(ctx context.Context, w payment.Work) error {
 
 // startChallenge puts a charge in wait of its 3-D Secure challenge, in the
 // worker's transaction.
-func (s *Service) startChallenge(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, now time.Time) error {
+func (s *core) startChallenge(ctx context.Context, tx *outbox.Tx, ch *payment.Charge, now time.Time) error {
 	ch.Status, ch.ThreeDS.Status, ch.UpdatedOn = payment.ChargeAwaiting, payment.ThreeDSAwaiting, now
 	if err := s.moveCharge(ctx, tx, ch, payment.ChargePending); err != nil {
 		return err

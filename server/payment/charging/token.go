@@ -18,12 +18,12 @@ var usageLimits = map[string]bool{"daily": true, "weekly": true, "monthly": true
 // fromGatewayPage reports whether a request came from one of the gateway's
 // own pages (the widget frame, the link form): a browser request without a
 // secret whose origin is the gateway itself.
-func (s *Service) fromGatewayPage(c *payment.Caller) bool {
+func (s *core) fromGatewayPage(c *payment.Caller) bool {
 	return c.Console() || !c.WithSecret() && c.Origin() != "" && s.publicOrigin != "" &&
 		strings.EqualFold(strings.TrimRight(c.Origin(), "/"), s.publicOrigin)
 }
 
-func (s *Service) checkNewToken(p *payment.NewToken, c *payment.Caller, now time.Time) error {
+func (s *Tokens) checkNewToken(p *payment.NewToken, c *payment.Caller, now time.Time) error {
 	var v payment.Validation
 	p.Email = strings.TrimSpace(p.Email)
 	m, known := lookupMethod(p.PaymentType)
@@ -82,7 +82,7 @@ func (s *Service) checkNewToken(p *payment.NewToken, c *payment.Caller, now time
 var tokenThreeDSModes = map[string]bool{"normal": true, "force": true, "skip": true, "if_available": true}
 
 // CreateToken tokenises a card for the caller's store.
-func (s *Service) CreateToken(ctx context.Context, c *payment.Caller, p payment.NewToken) (*payment.TransactionToken, error) {
+func (s *Tokens) CreateToken(ctx context.Context, c *payment.Caller, p payment.NewToken) (*payment.TransactionToken, error) {
 	storeID, err := payment.CallerStore(c)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (s *Service) CreateToken(ctx context.Context, c *payment.Caller, p payment.
 		CreatedOn:   now,
 		UpdatedOn:   now,
 	}
-	if err := m.newToken(s, c, &p, tok); err != nil {
+	if err := m.newToken(s.core, c, &p, tok); err != nil {
 		return nil, err
 	}
 	err = s.db.Update(ctx, func(tx *outbox.Tx) error {
@@ -119,7 +119,7 @@ func (s *Service) CreateToken(ctx context.Context, c *payment.Caller, p payment.
 		if err != nil {
 			return err
 		}
-		if err := m.admitToken(ctx, s, tx, c, st, tok); err != nil {
+		if err := m.admitToken(ctx, s.core, tx, c, st, tok); err != nil {
 			return err
 		}
 		if err := tx.CreateToken(ctx, tok); err != nil {
@@ -142,7 +142,7 @@ func cvcAssociated(id uuid.UUID) []byte { return append([]byte("cvc:"), id[:]...
 
 // visibleToken returns a token the caller may see; a store token sees its
 // store's, a merchant token its merchant's.
-func (s *Service) visibleToken(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, id uuid.UUID) (*payment.TransactionToken, error) {
+func (s *Tokens) visibleToken(ctx context.Context, tx payment.Tx, c *payment.Caller, storeID, id uuid.UUID) (*payment.TransactionToken, error) {
 	if _, err := payment.VisibleStore(ctx, tx, c, storeID); err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *Service) visibleToken(ctx context.Context, tx payment.Tx, c *payment.Ca
 // (with the secret) may read it. With wait > 0 it is a long poll, as for
 // charges: while the token's CVV check or 3-D Secure is under way it waits
 // up to wait for it to change (the PHP SDK's awaitResult re-reads at once).
-func (s *Service) Token(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, wait time.Duration) (*payment.TransactionToken, error) {
+func (s *Tokens) Token(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, wait time.Duration) (*payment.TransactionToken, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (s *Service) Token(ctx context.Context, c *payment.Caller, storeID, id uuid
 
 // Tokens lists transaction tokens of one store (storeID) or, for uuid.Nil,
 // of every store the caller can see.
-func (s *Service) Tokens(ctx context.Context, c *payment.Caller, storeID uuid.UUID, f payment.TokenFilter, p payment.ListParams) (payment.Page[*payment.TransactionToken], error) {
+func (s *Tokens) Tokens(ctx context.Context, c *payment.Caller, storeID uuid.UUID, f payment.TokenFilter, p payment.ListParams) (payment.Page[*payment.TransactionToken], error) {
 	if err := c.RequireSecret(); err != nil {
 		return payment.Page[*payment.TransactionToken]{}, err
 	}
@@ -201,7 +201,7 @@ func (s *Service) Tokens(ctx context.Context, c *payment.Caller, storeID uuid.UU
 }
 
 // UpdateToken applies a PATCH to a token.
-func (s *Service) UpdateToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, u payment.TokenUpdate) (*payment.TransactionToken, error) {
+func (s *Tokens) UpdateToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, u payment.TokenUpdate) (*payment.TransactionToken, error) {
 	if err := c.RequireSecret(); err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (s *Service) UpdateToken(ctx context.Context, c *payment.Caller, storeID, i
 
 // DeleteToken deactivates a token: it can no longer be charged, but it and
 // its charges stay readable.
-func (s *Service) DeleteToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error {
+func (s *Tokens) DeleteToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) error {
 	if err := c.RequireSecret(); err != nil {
 		return err
 	}

@@ -48,14 +48,14 @@ func forbidThreeDS(v *payment.Validation, p *payment.NewToken) {
 	}
 }
 
-func (walletMethod) newToken(_ *Service, _ *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error {
+func (walletMethod) newToken(_ *core, _ *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error {
 	tok.Wallet = *p.Wallet
 	return nil
 }
 
 // admitToken: a wallet token holds no card data, so none of the store's
 // card rules has a part in it.
-func (walletMethod) admitToken(context.Context, *Service, *outbox.Tx, *payment.Caller, *payment.Store, *payment.TransactionToken) error {
+func (walletMethod) admitToken(context.Context, *core, *outbox.Tx, *payment.Caller, *payment.Store, *payment.TransactionToken) error {
 	return nil
 }
 
@@ -80,14 +80,14 @@ func (walletMethod) checkCharge(_ *payment.TransactionToken, p *payment.NewCharg
 }
 
 // instrument: a wallet has no card; the processor is given nothing of it.
-func (walletMethod) instrument(*Service, *payment.TransactionToken) (payment.CardDetails, error) {
+func (walletMethod) instrument(*core, *payment.TransactionToken) (payment.CardDetails, error) {
 	return payment.CardDetails{}, nil
 }
 
 // authorize opens a wallet payment for a pending charge: the charge
 // awaits the shopper, who pays on the wallet's page until the payment
 // expires.
-func (walletMethod) authorize(ctx context.Context, s *Service, w payment.Work, _ *payment.Charge, tok *payment.TransactionToken, _ payment.CardDetails) error {
+func (walletMethod) authorize(ctx context.Context, s *core, w payment.Work, _ *payment.Charge, tok *payment.TransactionToken, _ payment.CardDetails) error {
 	return s.awaitShopper(ctx, w, func(ch *payment.Charge) *payment.Approval {
 		return &payment.Approval{
 			Kind: payment.ApprovalWallet, ResourceType: payment.ResourceCharge, ResourceID: ch.ID, StoreID: ch.StoreID,

@@ -11,23 +11,23 @@ import (
 )
 
 // handleWork registers the kinds of work the payment rules carry out.
-func (s *Service) handleWork(q *workqueue.Queue) {
+func handleWork(q *workqueue.Queue, s *Service, t *Tokens, r *Refunds) {
 	q.Handle(payment.WorkAuthorize, workqueue.Handler{Run: s.authorize})
 	q.Handle(payment.WorkCapture, workqueue.Handler{Run: s.capture})
-	q.Handle(payment.WorkRefund, workqueue.Handler{Run: s.refund})
-	q.Handle(payment.WorkCancel, workqueue.Handler{Run: s.void})
-	q.Handle(payment.WorkCVVAuthorize, workqueue.Handler{Run: s.cvvAuthorize})
+	q.Handle(payment.WorkRefund, workqueue.Handler{Run: r.refund})
+	q.Handle(payment.WorkCancel, workqueue.Handler{Run: r.void})
+	q.Handle(payment.WorkCVVAuthorize, workqueue.Handler{Run: t.cvvAuthorize})
 	// Its own kind rather than a capture item due later: the merchant's
 	// capture queues a capture item at once, and one of those already
 	// queued for the charge would leave it waiting until capture_at.
 	q.Handle(payment.WorkScheduledCapture, workqueue.Handler{Run: s.scheduledCapture})
-	q.Handle(payment.WorkTokenThreeDS, workqueue.Handler{Run: s.tokenThreeDS})
+	q.Handle(payment.WorkTokenThreeDS, workqueue.Handler{Run: t.tokenThreeDS})
 	q.Handle(payment.WorkApprovalExpiry, workqueue.Handler{Run: s.expireApproval})
 }
 
 // chargeAndCard reads a charge, its token and what the processor is
 // given of it (paymentMethod.instrument: a card, opened from the vault).
-func (s *Service) chargeAndCard(ctx context.Context, id uuid.UUID) (*payment.Charge, *payment.TransactionToken, payment.CardDetails, error) {
+func (s *core) chargeAndCard(ctx context.Context, id uuid.UUID) (*payment.Charge, *payment.TransactionToken, payment.CardDetails, error) {
 	var ch *payment.Charge
 	var tok *payment.TransactionToken
 	err := s.db.View(ctx, func(tx payment.Tx) error {
@@ -65,7 +65,7 @@ func (s *Service) authorize(ctx context.Context, w payment.Work) error {
 	if err != nil {
 		return err
 	}
-	return m.authorize(ctx, s, w, ch, tok, card)
+	return m.authorize(ctx, s.core, w, ch, tok, card)
 }
 
 func (s *Service) capture(ctx context.Context, w payment.Work) error {
@@ -133,7 +133,7 @@ func (s *Service) scheduledCapture(ctx context.Context, w payment.Work) error {
 	})
 }
 
-func (s *Service) refund(ctx context.Context, w payment.Work) error {
+func (s *Refunds) refund(ctx context.Context, w payment.Work) error {
 	id := w.ID
 	var r *payment.Refund
 	if err := s.db.View(ctx, func(tx payment.Tx) error {
@@ -180,7 +180,7 @@ func (s *Service) refund(ctx context.Context, w payment.Work) error {
 	return err
 }
 
-func (s *Service) void(ctx context.Context, w payment.Work) error {
+func (s *Refunds) void(ctx context.Context, w payment.Work) error {
 	id := w.ID
 	var cn *payment.Cancel
 	if err := s.db.View(ctx, func(tx payment.Tx) error {

@@ -23,9 +23,12 @@ type Set struct {
 	DB *outbox.DB
 	// Work is the work queue, whose worker carries out what the others
 	// queue (each registers its kinds when it is made).
-	Work     *workqueue.Queue
-	Access   *access.Service
+	Work   *workqueue.Queue
+	Access *access.Service
+	// Charging, Tokens and Refunds are the payment rules' three faces.
 	Charging *charging.Service
+	Tokens   *charging.Tokens
+	Refunds  *charging.Refunds
 	Notify   *notify.Service
 	// Subscriptions charge through Charging, which they follow.
 	Subscriptions *subscriptions.Service
@@ -41,12 +44,14 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 	work := workqueue.New(db, workqueue.Config{
 		Clock: clock, Meter: cfg.Meter, Concurrency: cfg.WorkConcurrency, Lease: cfg.WorkLease,
 	})
-	charges := charging.NewService(db, work, clock, cfg)
+	charges, tokens, refunds := charging.New(db, work, clock, cfg)
 	return &Set{
 		DB:            db,
 		Work:          work,
 		Access:        access.New(db, clock, codec, cfg),
 		Charging:      charges,
+		Tokens:        tokens,
+		Refunds:       refunds,
 		Notify:        notify.New(db, work, clock, cfg),
 		Subscriptions: subscriptions.New(db, work, charges, clock, cfg),
 		Merchants:     merchants.New(db, clock, cfg),
@@ -60,6 +65,8 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 type Pages struct {
 	*accessRules
 	*chargingRules
+	*tokenRules
+	*refundRules
 	*notifyRules
 	*subscriptionRules
 	*merchantRules
@@ -70,6 +77,8 @@ type Pages struct {
 type (
 	accessRules       = access.Service
 	chargingRules     = charging.Service
+	tokenRules        = charging.Tokens
+	refundRules       = charging.Refunds
 	notifyRules       = notify.Service
 	subscriptionRules = subscriptions.Service
 	merchantRules     = merchants.Service
@@ -77,5 +86,5 @@ type (
 
 // Pages returns the services as the hosted pages use them.
 func (s *Set) Pages() *Pages {
-	return &Pages{s.Access, s.Charging, s.Notify, s.Subscriptions, s.Merchants}
+	return &Pages{s.Access, s.Charging, s.Tokens, s.Refunds, s.Notify, s.Subscriptions, s.Merchants}
 }
