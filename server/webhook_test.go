@@ -13,7 +13,7 @@ import (
 
 	"github.com/kessai/kessai/server/gateway/gatewaytest"
 	"github.com/kessai/kessai/server/kessaitest"
-	"github.com/kessai/kessai/server/payment"
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 )
 
 // hookHTTP reads what the API answers, to compare a delivery with.
@@ -36,7 +36,7 @@ func checkSunk(c *gatewaytest.Client, s gatewaytest.Sunk, event, authToken, secr
 	if got := s.Header.Get("Authorization"); got != authToken {
 		c.T.Errorf("Authorization %q, want %q", got, authToken)
 	}
-	if err := payment.VerifyWebhook(secret, s.Header.Get("webhook-id"), s.Header.Get("webhook-timestamp"),
+	if err := signaturetest.Verify(secret, s.Header.Get("webhook-id"), s.Header.Get("webhook-timestamp"),
 		s.Header.Get("webhook-signature"), s.Body, time.Now(), 5*time.Minute); err != nil {
 		c.T.Errorf("signature: %v", err)
 	}

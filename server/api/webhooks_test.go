@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -563,7 +564,7 @@ func TestWebhookLogAndRedelivery(t *testing.T) {
 		t.Fatalf("deliveries to the store's webhook: %d of %d", len(toHook), len(reqs))
 	}
 	d := toHook[0]
-	if err := payment.VerifyWebhook(secret, d.Headers["webhook-id"], d.Headers["webhook-timestamp"], d.Headers["webhook-signature"],
+	if err := signaturetest.Verify(secret, d.Headers["webhook-id"], d.Headers["webhook-timestamp"], d.Headers["webhook-signature"],
 		d.Body, f.clock.Now(), 5*time.Minute); err != nil {
 		t.Errorf("delivery does not verify with the webhook's secret: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kessai/kessai/server/gateway/gatewaytest"
 	"github.com/kessai/kessai/server/kessaitest"
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -177,7 +178,7 @@ func TestListenForwardsTriggeredEvents(t *testing.T) {
 	}
 	d := recv.waitEvent(t, "charge_finished", ids["charge"])
 	h := d.header
-	if err := payment.VerifyWebhook(secret, h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature"),
+	if err := signaturetest.Verify(secret, h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature"),
 		d.body, time.Now(), 5*time.Minute); err != nil {
 		t.Errorf("forwarded delivery does not verify: %v\n%v", err, h)
 	}
@@ -256,7 +257,7 @@ func TestListenResumes(t *testing.T) {
 	open.Store(true)
 	d2 := recv.waitEvent(t, "token_created", second)
 	secondEvent, _, _ := d2.event()
-	if err := payment.VerifyWebhook("whsec_"+strings.Repeat("A", 32), secondEvent, d2.header.Get("webhook-timestamp"),
+	if err := signaturetest.Verify("whsec_"+strings.Repeat("A", 32), secondEvent, d2.header.Get("webhook-timestamp"),
 		d2.header.Get("webhook-signature"), d2.body, time.Now(), time.Minute); err != nil {
 		t.Errorf("with --secret: %v", err)
 	}

@@ -71,30 +71,6 @@ func SignWebhook(secret, id string, timestamp int64, body []byte) (string, error
 	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
-// VerifyWebhook checks a delivery's signature headers as a receiver should
-// (the demo storefront does): one of the signatures in signatureHeader
-// (space-separated) matches, and the timestamp is within tolerance of now,
-// so that a captured delivery cannot be replayed later.
-func VerifyWebhook(secret, id, timestampHeader, signatureHeader string, body []byte, now time.Time, tolerance time.Duration) error {
-	ts, err := strconv.ParseInt(timestampHeader, 10, 64)
-	if err != nil {
-		return errors.New("webhook: bad timestamp")
-	}
-	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
-		return errors.New("webhook: timestamp out of tolerance")
-	}
-	want, err := SignWebhook(secret, id, ts, body)
-	if err != nil {
-		return err
-	}
-	for _, sig := range strings.Fields(signatureHeader) {
-		if hmac.Equal([]byte(sig), []byte(want)) {
-			return nil
-		}
-	}
-	return errors.New("webhook: no matching signature")
-}
-
 // DeliveryLogEntry is one line of a webhook's delivery log.
 type DeliveryLogEntry struct {
 	Delivery *Delivery

@@ -30,6 +30,7 @@ import (
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/sqlite"
@@ -303,11 +304,11 @@ func (f *hookFixture) checkDelivery(h hookRequest, hook *payment.CreatedWebhook,
 	if id := h.header.Get("webhook-id"); id != e.ID || h.header.Get("Idempotency-Key") != e.ID {
 		f.t.Errorf("%s: webhook-id %q, Idempotency-Key %q, want the event id %s", event, id, h.header.Get("Idempotency-Key"), e.ID)
 	}
-	if err := payment.VerifyWebhook(hook.Secret, h.header.Get("webhook-id"), h.header.Get("webhook-timestamp"),
+	if err := signaturetest.Verify(hook.Secret, h.header.Get("webhook-id"), h.header.Get("webhook-timestamp"),
 		h.header.Get("webhook-signature"), h.body, f.clk.Now(), 5*time.Minute); err != nil {
 		f.t.Errorf("%s: signature: %v (headers %v)", event, err, h.header)
 	}
-	if err := payment.VerifyWebhook(hook.Secret, h.header.Get("webhook-id"), h.header.Get("webhook-timestamp"),
+	if err := signaturetest.Verify(hook.Secret, h.header.Get("webhook-id"), h.header.Get("webhook-timestamp"),
 		h.header.Get("webhook-signature"), append(slices.Clone(h.body), ' '), f.clk.Now(), 5*time.Minute); err == nil {
 		f.t.Errorf("%s: the signature verifies a body it was not made for", event)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/webhookhttp"
@@ -121,7 +122,7 @@ func TestPingWebhookSendsASignedTestEvent(t *testing.T) {
 	if id != res.EventID.String() || r.Header.Get("Idempotency-Key") != id {
 		t.Errorf("webhook-id %q, Idempotency-Key %q, want the test event's id %s", id, r.Header.Get("Idempotency-Key"), res.EventID)
 	}
-	if err := payment.VerifyWebhook(f.hook.Secret, id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"),
+	if err := signaturetest.Verify(f.hook.Secret, id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"),
 		body, time.Now(), time.Minute); err != nil {
 		t.Errorf("the signature does not verify with the webhook's secret: %v", err)
 	}

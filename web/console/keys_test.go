@@ -21,6 +21,7 @@ import (
 
 	"github.com/kessai/kessai/server/api"
 	"github.com/kessai/kessai/server/kessaitest/servicetest"
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/server/payment/services"
 	"github.com/kessai/kessai/server/webhookhttp"
@@ -293,7 +294,7 @@ func TestConsoleKeysWebhooks(t *testing.T) {
 	}
 	r, body := k.received[0], k.bodies[0]
 	k.mu.Unlock()
-	if err := payment.VerifyWebhook(secret, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"),
+	if err := signaturetest.Verify(secret, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"),
 		body, time.Now(), time.Minute); err != nil {
 		t.Errorf("the test event's signature: %v (headers %v)", err, r.Header)
 	}

@@ -1,4 +1,4 @@
-package payment_test
+package signaturetest_test
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kessai/kessai/server/kessaitest/signaturetest"
 	"github.com/kessai/kessai/server/payment"
 )
 
@@ -42,7 +43,7 @@ func TestVerifyWebhookTimestamp(t *testing.T) {
 		{"an hour ahead", signedAt.Add(-time.Hour), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := payment.VerifyWebhook(secret, id, strconv.FormatInt(ts, 10), sig, body, c.now, tolerance)
+			err := signaturetest.Verify(secret, id, strconv.FormatInt(ts, 10), sig, body, c.now, tolerance)
 			switch {
 			case c.ok && err != nil:
 				t.Errorf("refused: %v", err)
@@ -58,7 +59,7 @@ func TestVerifyWebhookTimestamp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := payment.VerifyWebhook(secret, id, strconv.FormatInt(far, 10), s, body, signedAt, tolerance); err == nil {
+		if err := signaturetest.Verify(secret, id, strconv.FormatInt(far, 10), s, body, signedAt, tolerance); err == nil {
 			t.Errorf("timestamp %d accepted at %d", far, ts)
 		}
 	}
