@@ -170,3 +170,10 @@ func OriginAllowed(domains []string, origin string) bool {
 	}
 	return false
 }
+
+// IssuedAppToken is a freshly created token with its secret, which is shown
+// this once and never again.
+type IssuedAppToken struct {
+	*AppToken
+	Secret string
+}

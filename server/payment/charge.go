@@ -246,3 +246,10 @@ type ChargeCapture struct {
 	// (nil: none), on which the capture is recorded in its transaction.
 	Idempotency *IdempotencyRef
 }
+
+// ChargeQR is the code a merchant shows for a QR-merchant charge: Ready
+// once the wallet's payment is open, with the address of its PNG.
+type ChargeQR struct {
+	Ready    bool
+	ImageURL string
+}

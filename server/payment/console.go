@@ -118,3 +118,16 @@ type PasswordResetRequest struct {
 // PasswordResetPath is where reset links point on the gateway's origin,
 // followed by the token.
 const PasswordResetPath = "/console/reset/"
+
+// DemoEmail is the console login of the merchant created on first start.
+const DemoEmail = "demo@kessai.test"
+
+// DemoAccount is what first start hands to a new user: a merchant, its
+// console login, a store and a test-mode token for it.
+type DemoAccount struct {
+	MerchantID      uuid.UUID
+	StoreID         uuid.UUID
+	ConsoleEmail    string
+	ConsolePassword string
+	Token           *IssuedAppToken
+}

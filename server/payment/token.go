@@ -238,3 +238,13 @@ func (t *TransactionToken) PatchedFrom(before *TransactionToken) bool {
 		!reflect.DeepEqual(t.Card.Billing, before.Card.Billing) ||
 		t.Card.SealedCVC.KeyID != before.Card.SealedCVC.KeyID && t.Card.SealedCVC.Data != nil
 }
+
+// TokenReceipt is what a gateway page may learn of a transaction token of
+// its store: enough to tell the shopper that the card was saved, none of
+// what the token holds about them (e-mail, name, card).
+type TokenReceipt struct {
+	ID        uuid.UUID
+	StoreID   uuid.UUID
+	Type      TokenType
+	CreatedOn time.Time
+}
