@@ -49,8 +49,13 @@ run: build
 TEST_JOBS ?= 2
 TEST_SUITES := test-go fuzz-short conformance conformance-scaleout test-browser
 test:
-	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter-out 1,$(TEST_JOBS)),--output-sync=target) \
-		KESSAI_TEST_LANES=1 $(TEST_SUITES)
+	@start=$$(date +%s); $(MAKE) --no-print-directory -j$(TEST_JOBS) $(if $(filter-out 1,$(TEST_JOBS)),--output-sync=target) \
+		KESSAI_TEST_LANES=1 $(TEST_SUITES) && echo "make test: all suites passed in $$(( $$(date +%s) - start )) s"
+
+# suite_clock says when a suite of make test started and ended, so that
+# the lanes' lengths can be read off the log (each suite's output is
+# printed whole when it ends).
+suite_clock = @echo "$@: $(1) at $$(date +%T)"
 
 # The lanes of make test (order only: each target alone still runs alone).
 # The Go lane runs at a lower priority: its tests pass on a starved CPU,
@@ -69,7 +74,9 @@ deps:
 	@.ci/ensure-deps
 
 test-go: deps wasm
+	$(call suite_clock,started)
 	$(GO_LANE) $(GO) test -race -count=1 ./...
+	$(call suite_clock,ended)
 
 ## fuzz: every Go fuzz target, found by .ci/fuzz, for FUZZTIME each
 ## (default 30s), one after another; a failing input lands in the package's
@@ -83,7 +90,9 @@ fuzz:
 # It builds test binaries of packages that embed static/build, so it waits
 # for wasm, which writes there, when make test runs them side by side.
 fuzz-short: wasm
+	$(call suite_clock,started)
 	GO="$(GO)" FUZZTIME=5000x $(GO_LANE) .ci/fuzz
+	$(call suite_clock,ended)
 
 # Each Node.js suite's packages, installed (npm ci) when its lockfile
 # changes: both conformance targets share one node_modules, and two npm ci
@@ -101,7 +110,9 @@ BROWSER_NPM     := web/browser/node_modules/.package-lock.json
 # Only this target records: the scale-out runs send the same requests to the
 # same handlers, and a second `go test` build would add time, not coverage.
 conformance: deps build $(CONFORMANCE_NPM)
+	$(call suite_clock,started)
 	$(call with_traffic_check,cd server/conformance && node --test --test-reporter=spec)
+	$(call suite_clock,ended)
 
 # with_traffic_check runs the shell command $(1) with KESSAI_CONFORMANCE_TRAFFIC
 # naming a fresh temp dir, then validates every exchange recorded there
@@ -119,9 +130,11 @@ endef
 ## KESSAI_TEST_REDIS_URL say where they are; server/conformance/README.md)
 .PHONY: conformance-scaleout
 conformance-scaleout: deps build $(CONFORMANCE_NPM)
+	$(call suite_clock,started)
 	cd server/conformance && \
 		node -e 'import("./harness.mjs").then((h) => h.scaleoutReachable()).catch((e) => { console.error(e.message); process.exit(1); })' && \
 		KESSAI_CONFORMANCE_SCALEOUT=1 node --test --test-reporter=spec
+	$(call suite_clock,ended)
 
 ## conformance-php: drive a real gateway with the published UnivaPay PHP SDK
 ## (server/conformance/php), recording and validating its exchanges against
@@ -143,7 +156,9 @@ conformance-php: build $(CONFORMANCE_NPM)
 # minutes (how fast pages are is measured by make budgets, not asserted here).
 .PHONY: test-browser budgets
 test-browser: deps build $(BROWSER_NPM)
+	$(call suite_clock,started)
 	cd web/browser && node --test --test-reporter=spec --test-timeout=300000
+	$(call suite_clock,ended)
 
 ## budgets: the loader's and the wasm's sizes beside the Go floor, and the
 ## frame's paint and wasm-ready times in headless Chromium (a report)

@@ -3,8 +3,6 @@ package payment
 import (
 	"log/slog"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Config is what a Service needs besides its parts.
@@ -58,9 +56,4 @@ type Config struct {
 	// bcrypt.DefaultCost. Only tests lower it, to bcrypt.MinCost: under
 	// the race detector one hash at the default cost takes a second of CPU.
 	PasswordCost int
-}
-
-// HashPassword hashes a console password with bcrypt at the default cost.
-func HashPassword(password string) ([]byte, error) {
-	return bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 }
