@@ -1,8 +1,9 @@
 // Package api is Kessai's HTTP API: the UnivaPay wire format on
 // gorilla/mux. It is the only package that knows the API's router.
-// Handlers are thin: they decode a request, call one payment.Service
-// method and encode the answer; the rules live in package payment, and the
-// shapes of the payment resources in package univapay, which webhooks share.
+// Handlers are thin: they decode a request, call one method of one
+// capability's service (services.Set) and encode the answer; the rules
+// live under package payment, and the shapes of the payment resources in
+// package univapay, which webhooks share.
 package api
 
 import (
@@ -19,6 +20,7 @@ import (
 
 // Config is what the API needs.
 type Config struct {
+	// Service is the domain's services, one per capability.
 	Service *services.Set
 	Logger  *slog.Logger
 	// PublicOrigin is the gateway's own origin (scheme://host[:port]); its

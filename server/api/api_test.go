@@ -134,7 +134,7 @@ func seedTemplate() (err error) {
 	f := &fixture{db: db, clock: kessaitest.NewClock(epoch), codec: codec}
 	f.svc, f.srv = f.instance()
 
-	demo, err := f.svc.Access.SeedDemo(ctx, []string{"shop.example"})
+	demo, err := f.svc.Console.SeedDemo(ctx, []string{"shop.example"})
 	if err != nil {
 		return err
 	}

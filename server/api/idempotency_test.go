@@ -218,7 +218,7 @@ func TestIdempotencyScopes(t *testing.T) {
 
 	// Another test token of the same store shares the scope (merchant,
 	// store and mode): its retry is replayed.
-	other, err := f.svc.Access.RenewDemo(t.Context(), nil)
+	other, err := f.svc.Console.RenewDemo(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func (s *Server) requestPasswordReset(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	err := s.svc.Access.RequestPasswordReset(r.Context(), payment.PasswordResetRequest{
+	err := s.svc.Console.RequestPasswordReset(r.Context(), payment.PasswordResetRequest{
 		Email: in.Email, Locale: in.Locale, ClientIP: s.clientIP(r),
 	})
 	if pe, ok := err.(*payment.Error); ok && pe.RetryAfter > 0 {

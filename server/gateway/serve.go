@@ -445,7 +445,7 @@ func (r *Running) shutdown() error {
 	r.background.stop()
 	// Reset links asked for just before SIGTERM still go out (each send
 	// gives up after a minute).
-	r.service.Access.WaitForMail()
+	r.service.Console.WaitForMail()
 	err = errors.Join(err, r.limiters.close(), r.db.Close())
 	r.unlock()
 	return err
@@ -556,7 +556,7 @@ func (g *gateway) demoDomains() []string {
 // it is lost or its token was revoked, fresh ones are issued.
 func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 	path := filepath.Join(g.cfg.DataDir, CredentialsFile)
-	demo, err := g.service.Access.SeedDemo(ctx, g.demoDomains())
+	demo, err := g.service.Console.SeedDemo(ctx, g.demoDomains())
 	if err != nil {
 		return nil, err
 	}
@@ -580,7 +580,7 @@ func (g *gateway) demoCredentials(ctx context.Context) (*Credentials, error) {
 			return nil, nil
 		}
 		g.log.Warn("issuing new demo credentials", "path", path)
-		if demo, err = g.service.Access.RenewDemo(ctx, g.demoDomains()); err != nil {
+		if demo, err = g.service.Console.RenewDemo(ctx, g.demoDomains()); err != nil {
 			return nil, err
 		}
 	}

@@ -38,7 +38,7 @@ func TestChargeEvents(t *testing.T) {
 	}
 
 	_, sess := cs.signIn(t, cs.demo.ConsolePassword)
-	c, err := svc.Access.ConsoleCaller(ctx, sess, store)
+	c, err := svc.Console.ConsoleCaller(ctx, sess, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +66,13 @@ func TestChargeEvents(t *testing.T) {
 	otherUser, otherStore := cs.otherMerchant(t, "other@kessai.test")
 	otherSess := &payment.ConsoleSession{UserID: otherUser.ID, MerchantID: otherUser.MerchantID, Mode: payment.ModeTest,
 		CreatedOn: cs.clock.Now()}
-	otherCaller, err := svc.Access.ConsoleCaller(ctx, otherSess, uuid.Nil)
+	otherCaller, err := svc.Console.ConsoleCaller(ctx, otherSess, uuid.Nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	liveSess := *sess
 	liveSess.Mode = payment.ModeLive
-	live, err := svc.Access.ConsoleCaller(ctx, &liveSess, store)
+	live, err := svc.Console.ConsoleCaller(ctx, &liveSess, store)
 	if err != nil {
 		t.Fatal(err)
 	}

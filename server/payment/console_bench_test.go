@@ -33,7 +33,7 @@ func BenchmarkSignIn(b *testing.B) {
 	b.Run("sign-in", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := st.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword}); err != nil {
+			if _, _, err := st.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -46,13 +46,13 @@ func BenchmarkConsoleSession(b *testing.B) {
 	st := servicetest.New(b, servicetest.Options{})
 	demo := st.SeedDemo(b)
 	ctx := context.Background()
-	token, _, err := st.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword})
+	token, _, err := st.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := st.Service.Access.ConsoleSession(ctx, token); err != nil {
+		if _, err := st.Service.Console.ConsoleSession(ctx, token); err != nil {
 			b.Fatal(err)
 		}
 	}

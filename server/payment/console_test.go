@@ -91,7 +91,7 @@ func newConsoleStack(t *testing.T) *consoleStack {
 
 func (cs *consoleStack) signIn(t *testing.T, password string) (string, *payment.ConsoleSession) {
 	t.Helper()
-	token, sess, err := cs.Service.Access.SignIn(context.Background(), payment.SignInRequest{
+	token, sess, err := cs.Service.Console.SignIn(context.Background(), payment.SignInRequest{
 		Email: payment.DemoEmail, Password: password, ClientIP: "192.0.2.1"})
 	if err != nil {
 		t.Fatalf("sign in: %v", err)
@@ -162,7 +162,7 @@ func TestSignIn(t *testing.T) {
 		{"a megabyte of password", payment.DemoEmail, strings.Repeat("p", 1<<20), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			token, sess, err := cs.Service.Access.SignIn(ctx, payment.SignInRequest{Email: tc.email, Password: tc.password, ClientIP: "198.51.100." + tc.name[:1]})
+			token, sess, err := cs.Service.Console.SignIn(ctx, payment.SignInRequest{Email: tc.email, Password: tc.password, ClientIP: "198.51.100." + tc.name[:1]})
 			if !tc.ok {
 				wantConsoleErr(t, err, payment.CodeInvalidCredentials)
 				return
@@ -173,7 +173,7 @@ func TestSignIn(t *testing.T) {
 			if sess.Mode != payment.ModeTest || sess.MerchantID != cs.demo.MerchantID {
 				t.Errorf("session = %+v, want test mode of the demo merchant", sess)
 			}
-			got, err := cs.Service.Access.ConsoleSession(ctx, token)
+			got, err := cs.Service.Console.ConsoleSession(ctx, token)
 			if err != nil || got.UserID != sess.UserID {
 				t.Fatalf("ConsoleSession = %v, %v", got, err)
 			}
@@ -191,16 +191,16 @@ func TestSignInGivesANewTokenEachTime(t *testing.T) {
 	if a == b {
 		t.Fatal("two sign-ins gave the same token")
 	}
-	if err := cs.Service.Access.SignOut(ctx, a); err != nil {
+	if err := cs.Service.Console.SignOut(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	_, err := cs.Service.Access.ConsoleSession(ctx, a)
+	_, err := cs.Service.Console.ConsoleSession(ctx, a)
 	wantConsoleErr(t, err, payment.CodeExpiredLoginToken)
-	if _, err := cs.Service.Access.ConsoleSession(ctx, b); err != nil {
+	if _, err := cs.Service.Console.ConsoleSession(ctx, b); err != nil {
 		t.Fatalf("the other session ended too: %v", err)
 	}
 	for _, bad := range []string{"", "x", strings.Repeat("A", 52), a + "A", "../../etc", strings.Repeat("Z", 1<<16)} {
-		_, err := cs.Service.Access.ConsoleSession(ctx, bad)
+		_, err := cs.Service.Console.ConsoleSession(ctx, bad)
 		wantConsoleErr(t, err, payment.CodeExpiredLoginToken)
 	}
 }
@@ -210,10 +210,10 @@ func TestSignInGivesANewTokenEachTime(t *testing.T) {
 func TestSessionTokensAreNotStored(t *testing.T) {
 	cs := newConsoleStack(t)
 	token, _ := cs.signIn(t, cs.demo.ConsolePassword)
-	if err := cs.Service.Access.RequestPasswordReset(context.Background(), payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
+	if err := cs.Service.Console.RequestPasswordReset(context.Background(), payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
 		t.Fatal(err)
 	}
-	cs.Service.Access.WaitForMail()
+	cs.Service.Console.WaitForMail()
 	mails := cs.mail.all()
 	if len(mails) != 1 {
 		t.Fatalf("%d mails, want 1", len(mails))
@@ -241,24 +241,24 @@ func TestSessionTimeouts(t *testing.T) {
 		// Used every 29 minutes, it lives on.
 		for range 4 {
 			cs.clock.Advance(29 * time.Minute)
-			if _, err := cs.Service.Access.ConsoleSession(ctx, token); err != nil {
+			if _, err := cs.Service.Console.ConsoleSession(ctx, token); err != nil {
 				t.Fatalf("after %v of use: %v", cs.clock.Now().Sub(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)), err)
 			}
 		}
 		cs.clock.Advance(payment.ConsoleIdleTimeout)
-		_, err := cs.Service.Access.ConsoleSession(ctx, token)
+		_, err := cs.Service.Console.ConsoleSession(ctx, token)
 		wantConsoleErr(t, err, payment.CodeExpiredLoginToken)
 	})
 	t.Run("idle just before and at the limit", func(t *testing.T) {
 		cs := newConsoleStack(t)
 		a, _ := cs.signIn(t, cs.demo.ConsolePassword)
 		cs.clock.Advance(payment.ConsoleIdleTimeout - time.Second)
-		if _, err := cs.Service.Access.ConsoleSession(ctx, a); err != nil {
+		if _, err := cs.Service.Console.ConsoleSession(ctx, a); err != nil {
 			t.Fatalf("one second before the idle timeout: %v", err)
 		}
 		b, _ := cs.signIn(t, cs.demo.ConsolePassword)
 		cs.clock.Advance(payment.ConsoleIdleTimeout)
-		_, err := cs.Service.Access.ConsoleSession(ctx, b)
+		_, err := cs.Service.Console.ConsoleSession(ctx, b)
 		wantConsoleErr(t, err, payment.CodeExpiredLoginToken)
 	})
 	t.Run("absolute", func(t *testing.T) {
@@ -266,12 +266,12 @@ func TestSessionTimeouts(t *testing.T) {
 		token, _ := cs.signIn(t, cs.demo.ConsolePassword)
 		for cs.clock.Now().Before(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC).Add(payment.ConsoleAbsoluteTimeout - 20*time.Minute)) {
 			cs.clock.Advance(20 * time.Minute)
-			if _, err := cs.Service.Access.ConsoleSession(ctx, token); err != nil {
+			if _, err := cs.Service.Console.ConsoleSession(ctx, token); err != nil {
 				t.Fatalf("busy session ended early at %v: %v", cs.clock.Now(), err)
 			}
 		}
 		cs.clock.Set(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC).Add(payment.ConsoleAbsoluteTimeout))
-		_, err := cs.Service.Access.ConsoleSession(ctx, token)
+		_, err := cs.Service.Console.ConsoleSession(ctx, token)
 		wantConsoleErr(t, err, payment.CodeExpiredLoginToken)
 	})
 }
@@ -283,7 +283,7 @@ func TestSignInThrottle(t *testing.T) {
 	cs := newConsoleStack(t)
 	ctx := context.Background()
 	try := func(ip, password string) error {
-		_, _, err := cs.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: password, ClientIP: ip})
+		_, _, err := cs.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: password, ClientIP: ip})
 		return err
 	}
 	for i := range 5 {
@@ -310,7 +310,7 @@ func TestSignInThrottle(t *testing.T) {
 	// One address guessing across accounts is held too.
 	m := 0
 	for ; m < 100; m++ {
-		_, _, err := cs.Service.Access.SignIn(ctx, payment.SignInRequest{Email: "user" + string(rune('a'+m%26)) + string(rune('a'+m/26)) + "@kessai.test", Password: "guess", ClientIP: "192.0.2.200"})
+		_, _, err := cs.Service.Console.SignIn(ctx, payment.SignInRequest{Email: "user" + string(rune('a'+m%26)) + string(rune('a'+m/26)) + "@kessai.test", Password: "guess", ClientIP: "192.0.2.200"})
 		if payment.ErrorCode(err) == payment.CodeTooManyRequests {
 			break
 		}
@@ -326,23 +326,23 @@ func TestChangePassword(t *testing.T) {
 	old := cs.demo.ConsolePassword
 	mine, _ := cs.signIn(t, old)
 	other, _ := cs.signIn(t, old)
-	if err := cs.Service.Access.SetConsoleMode(ctx, mine, payment.ModeLive); err != nil {
+	if err := cs.Service.Console.SetConsoleMode(ctx, mine, payment.ModeLive); err != nil {
 		t.Fatal(err)
 	}
-	if err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
+	if err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
 		t.Fatal(err)
 	}
-	cs.Service.Access.WaitForMail()
+	cs.Service.Console.WaitForMail()
 	link := cs.mail.all()[0].Link
 
-	_, _, err := cs.Service.Access.ChangePassword(ctx, mine, old+"x", "a-new-password-1", "192.0.2.1")
+	_, _, err := cs.Service.Console.ChangePassword(ctx, mine, old+"x", "a-new-password-1", "192.0.2.1")
 	wantConsoleErr(t, err, payment.CodeIncorrectPassword)
-	_, _, err = cs.Service.Access.ChangePassword(ctx, mine, old, "short", "192.0.2.1")
+	_, _, err = cs.Service.Console.ChangePassword(ctx, mine, old, "short", "192.0.2.1")
 	wantConsoleErr(t, err, payment.CodeValidation, "new_password NUMBER_MIN")
-	_, _, err = cs.Service.Access.ChangePassword(ctx, mine, old, strings.Repeat("l", payment.MaxPasswordLength+1), "192.0.2.1")
+	_, _, err = cs.Service.Console.ChangePassword(ctx, mine, old, strings.Repeat("l", payment.MaxPasswordLength+1), "192.0.2.1")
 	wantConsoleErr(t, err, payment.CodeValidation, "new_password NUMBER_MAX")
 
-	token, sess, err := cs.Service.Access.ChangePassword(ctx, mine, old, "a-new-password-1", "192.0.2.1")
+	token, sess, err := cs.Service.Console.ChangePassword(ctx, mine, old, "a-new-password-1", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,18 +350,18 @@ func TestChangePassword(t *testing.T) {
 		t.Errorf("new session: same token %v, mode %s (want a new token in live mode)", token == mine, sess.Mode)
 	}
 	for name, tok := range map[string]string{"this browser's old session": mine, "another browser's session": other} {
-		_, err := cs.Service.Access.ConsoleSession(ctx, tok)
+		_, err := cs.Service.Console.ConsoleSession(ctx, tok)
 		if payment.ErrorCode(err) != payment.CodeExpiredLoginToken {
 			t.Errorf("%s survived the password change: %v", name, err)
 		}
 	}
-	if _, err := cs.Service.Access.ConsoleSession(ctx, token); err != nil {
+	if _, err := cs.Service.Console.ConsoleSession(ctx, token); err != nil {
 		t.Fatalf("the new session: %v", err)
 	}
-	_, _, err = cs.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: old, ClientIP: "192.0.2.2"})
+	_, _, err = cs.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: old, ClientIP: "192.0.2.2"})
 	wantConsoleErr(t, err, payment.CodeInvalidCredentials)
 	cs.signIn(t, "a-new-password-1")
-	err = cs.Service.Access.ResetPassword(ctx, strings.TrimPrefix(link, consoleOrigin+payment.PasswordResetPath), "a-third-password")
+	err = cs.Service.Console.ResetPassword(ctx, strings.TrimPrefix(link, consoleOrigin+payment.PasswordResetPath), "a-third-password")
 	wantConsoleErr(t, err, payment.CodeNotFound)
 }
 
@@ -369,10 +369,10 @@ func TestPasswordReset(t *testing.T) {
 	cs := newConsoleStack(t)
 	ctx := context.Background()
 	session, _ := cs.signIn(t, cs.demo.ConsolePassword)
-	if err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: " Demo@Kessai.test", Locale: "ja"}); err != nil {
+	if err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: " Demo@Kessai.test", Locale: "ja"}); err != nil {
 		t.Fatal(err)
 	}
-	cs.Service.Access.WaitForMail()
+	cs.Service.Console.WaitForMail()
 	mails := cs.mail.all()
 	if len(mails) != 1 || mails[0].To != payment.DemoEmail || mails[0].Locale != "ja" ||
 		!mails[0].ExpiresOn.Equal(cs.clock.Now().Add(payment.PasswordResetTTL)) {
@@ -382,35 +382,35 @@ func TestPasswordReset(t *testing.T) {
 	if !ok {
 		t.Fatalf("link %q is not on the gateway's origin", mails[0].Link)
 	}
-	if err := cs.Service.Access.CheckPasswordReset(ctx, token); err != nil {
+	if err := cs.Service.Console.CheckPasswordReset(ctx, token); err != nil {
 		t.Fatal(err)
 	}
 	// A password the rules refuse leaves the link usable.
-	wantConsoleErr(t, cs.Service.Access.ResetPassword(ctx, token, "short"), payment.CodeValidation, "password NUMBER_MIN")
-	if err := cs.Service.Access.ResetPassword(ctx, token, "reset-password-1"); err != nil {
+	wantConsoleErr(t, cs.Service.Console.ResetPassword(ctx, token, "short"), payment.CodeValidation, "password NUMBER_MIN")
+	if err := cs.Service.Console.ResetPassword(ctx, token, "reset-password-1"); err != nil {
 		t.Fatal(err)
 	}
-	wantConsoleErr(t, cs.Service.Access.ResetPassword(ctx, token, "reset-password-2"), payment.CodeNotFound)
-	wantConsoleErr(t, cs.Service.Access.CheckPasswordReset(ctx, token), payment.CodeNotFound)
-	_, err := cs.Service.Access.ConsoleSession(ctx, session)
+	wantConsoleErr(t, cs.Service.Console.ResetPassword(ctx, token, "reset-password-2"), payment.CodeNotFound)
+	wantConsoleErr(t, cs.Service.Console.CheckPasswordReset(ctx, token), payment.CodeNotFound)
+	_, err := cs.Service.Console.ConsoleSession(ctx, session)
 	wantConsoleErr(t, err, payment.CodeExpiredLoginToken)
 	cs.signIn(t, "reset-password-1")
 
 	// Expiry: usable until 30 minutes have passed, not at 30.
-	if err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
+	if err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
 		t.Fatal(err)
 	}
-	cs.Service.Access.WaitForMail()
+	cs.Service.Console.WaitForMail()
 	late := strings.TrimPrefix(cs.mail.all()[1].Link, consoleOrigin+payment.PasswordResetPath)
 	cs.clock.Advance(payment.PasswordResetTTL - time.Second)
-	if err := cs.Service.Access.CheckPasswordReset(ctx, late); err != nil {
+	if err := cs.Service.Console.CheckPasswordReset(ctx, late); err != nil {
 		t.Fatalf("a second before expiry: %v", err)
 	}
 	cs.clock.Advance(time.Second)
-	wantConsoleErr(t, cs.Service.Access.ResetPassword(ctx, late, "reset-password-3"), payment.CodeNotFound)
+	wantConsoleErr(t, cs.Service.Console.ResetPassword(ctx, late, "reset-password-3"), payment.CodeNotFound)
 
 	for _, bad := range []string{"", "garbage", strings.Repeat("A", 52), token + "A"} {
-		wantConsoleErr(t, cs.Service.Access.CheckPasswordReset(ctx, bad), payment.CodeNotFound)
+		wantConsoleErr(t, cs.Service.Console.CheckPasswordReset(ctx, bad), payment.CodeNotFound)
 	}
 }
 
@@ -423,20 +423,20 @@ func TestPasswordResetLimit(t *testing.T) {
 	for _, email := range []string{payment.DemoEmail, "nobody@kessai.test"} {
 		t.Run(email, func(t *testing.T) {
 			for i := range payment.PasswordResetsPerDay {
-				if err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: email, ClientIP: "192.0.2." + string(rune('1'+i))}); err != nil {
+				if err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: email, ClientIP: "192.0.2." + string(rune('1'+i))}); err != nil {
 					t.Fatalf("request %d: %v", i+1, err)
 				}
 			}
-			err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: strings.ToUpper(email), ClientIP: "192.0.2.99"})
+			err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: strings.ToUpper(email), ClientIP: "192.0.2.99"})
 			wantConsoleErr(t, err, payment.CodeResourceLimit, "password_reset_token RESOURCE_LIMIT_REACHED")
 		})
 	}
-	cs.Service.Access.WaitForMail()
+	cs.Service.Console.WaitForMail()
 	if n := len(cs.mail.all()); n != payment.PasswordResetsPerDay {
 		t.Errorf("%d mails, want %d (none for the unknown address, none for the refused)", n, payment.PasswordResetsPerDay)
 	}
 	cs.clock.Set(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	if err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail, ClientIP: "192.0.2.50"}); err != nil {
+	if err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail, ClientIP: "192.0.2.50"}); err != nil {
 		t.Fatalf("the next UTC day: %v", err)
 	}
 	for _, tc := range []struct{ email, want string }{
@@ -444,7 +444,7 @@ func TestPasswordResetLimit(t *testing.T) {
 		{"not an address", "email INVALID_FORMAT_EMAIL"},
 		{strings.Repeat("a", 300) + "@kessai.test", "email INVALID_FORMAT_EMAIL"},
 	} {
-		err := cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: tc.email})
+		err := cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: tc.email})
 		wantConsoleErr(t, err, payment.CodeValidation, tc.want)
 	}
 }
@@ -457,7 +457,7 @@ func TestConsoleCaller(t *testing.T) {
 	_, otherStore := cs.otherMerchant(t, "other@kessai.test")
 	token, sess := cs.signIn(t, cs.demo.ConsolePassword)
 
-	c, err := cs.Service.Access.ConsoleCaller(ctx, sess, uuid.Nil)
+	c, err := cs.Service.Console.ConsoleCaller(ctx, sess, uuid.Nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,20 +468,20 @@ func TestConsoleCaller(t *testing.T) {
 	if err != nil || len(stores.Items) != 1 || stores.Items[0].ID != cs.demo.StoreID {
 		t.Fatalf("stores = %+v, %v", stores.Items, err)
 	}
-	_, err = cs.Service.Access.ConsoleCaller(ctx, sess, otherStore.ID)
+	_, err = cs.Service.Console.ConsoleCaller(ctx, sess, otherStore.ID)
 	wantConsoleErr(t, err, payment.CodeNotFound)
-	_, err = cs.Service.Access.ConsoleCaller(ctx, sess, uuid.New())
+	_, err = cs.Service.Console.ConsoleCaller(ctx, sess, uuid.New())
 	wantConsoleErr(t, err, payment.CodeNotFound)
 
-	wantConsoleErr(t, cs.Service.Access.SetConsoleMode(ctx, token, "production"), payment.CodeValidation, "mode INVALID_FORMAT")
-	if err := cs.Service.Access.SetConsoleMode(ctx, token, payment.ModeLive); err != nil {
+	wantConsoleErr(t, cs.Service.Console.SetConsoleMode(ctx, token, "production"), payment.CodeValidation, "mode INVALID_FORMAT")
+	if err := cs.Service.Console.SetConsoleMode(ctx, token, payment.ModeLive); err != nil {
 		t.Fatal(err)
 	}
-	live, err := cs.Service.Access.ConsoleSession(ctx, token)
+	live, err := cs.Service.Console.ConsoleSession(ctx, token)
 	if err != nil || live.Mode != payment.ModeLive {
 		t.Fatalf("session after switching = %+v, %v", live, err)
 	}
-	lc, err := cs.Service.Access.ConsoleCaller(ctx, live, cs.demo.StoreID)
+	lc, err := cs.Service.Console.ConsoleCaller(ctx, live, cs.demo.StoreID)
 	if err != nil || lc.Token().Mode != payment.ModeLive || lc.Token().StoreID != cs.demo.StoreID {
 		t.Fatalf("live store caller = %+v, %v", lc, err)
 	}
@@ -489,7 +489,7 @@ func TestConsoleCaller(t *testing.T) {
 	ch := servicetest.Pay(t, cs.Service, cs.demo.Caller, "4000020000000000", 1000, "JPY", nil)
 	_, err = cs.Service.Charging.Charge(ctx, lc, cs.demo.StoreID, ch.ID, 0)
 	wantConsoleErr(t, err, payment.CodeNotFound)
-	tc, err := cs.Service.Access.ConsoleCaller(ctx, sess, cs.demo.StoreID)
+	tc, err := cs.Service.Console.ConsoleCaller(ctx, sess, cs.demo.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +503,7 @@ func TestUpdateStore(t *testing.T) {
 	ctx := context.Background()
 	_, otherStore := cs.otherMerchant(t, "other@kessai.test")
 	_, sess := cs.signIn(t, cs.demo.ConsolePassword)
-	c, err := cs.Service.Access.ConsoleCaller(ctx, sess, uuid.Nil)
+	c, err := cs.Service.Console.ConsoleCaller(ctx, sess, uuid.Nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -567,7 +567,7 @@ func TestDashboard(t *testing.T) {
 		servicetest.Pay(t, cs.Service, cs.demo.Caller, p.card, p.amount, "JPY", nil)
 	}
 	_, sess := cs.signIn(t, cs.demo.ConsolePassword)
-	c, err := cs.Service.Access.ConsoleCaller(ctx, sess, uuid.Nil)
+	c, err := cs.Service.Console.ConsoleCaller(ctx, sess, uuid.Nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,9 +638,9 @@ func TestSignInRacingAPasswordChange(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	_, _, err = st.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword, ClientIP: "192.0.2.1"})
+	_, _, err = st.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword, ClientIP: "192.0.2.1"})
 	wantConsoleErr(t, err, payment.CodeInvalidCredentials)
-	if _, _, err := st.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: "changed-elsewhere-1", ClientIP: "192.0.2.1"}); err != nil {
+	if _, _, err := st.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: "changed-elsewhere-1", ClientIP: "192.0.2.1"}); err != nil {
 		t.Fatalf("with the new password: %v", err)
 	}
 }
@@ -663,13 +663,13 @@ func TestWaitForMail(t *testing.T) {
 	st := servicetest.New(t, servicetest.Options{Config: payment.Config{ResetMailer: slow}})
 	st.SeedDemo(t)
 	start := time.Now()
-	if err := st.Service.Access.RequestPasswordReset(context.Background(), payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
+	if err := st.Service.Console.RequestPasswordReset(context.Background(), payment.PasswordResetRequest{Email: payment.DemoEmail}); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took >= slow.delay {
 		t.Errorf("the request waited for the mail (%v)", took)
 	}
-	st.Service.Access.WaitForMail()
+	st.Service.Console.WaitForMail()
 	if n := len(slow.all()); n != 1 {
 		t.Fatalf("%d mails after WaitForMail, want 1", n)
 	}
@@ -688,9 +688,9 @@ func TestThrottleUnavailable(t *testing.T) {
 	st := servicetest.New(t, servicetest.Options{Config: payment.Config{Throttle: brokenThrottle{}}})
 	demo := st.SeedDemo(t)
 	ctx := context.Background()
-	_, _, err := st.Service.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword})
+	_, _, err := st.Service.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: demo.ConsolePassword})
 	wantConsoleErr(t, err, payment.CodeServiceUnavailable)
-	err = st.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail})
+	err = st.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: payment.DemoEmail})
 	wantConsoleErr(t, err, payment.CodeServiceUnavailable)
 }
 
@@ -701,7 +701,7 @@ func TestPasswordResetThrottle(t *testing.T) {
 	cs := newConsoleStack(t)
 	ctx := context.Background()
 	ask := func(i int, ip string) error {
-		return cs.Service.Access.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: fmt.Sprintf("user%d@kessai.test", i), ClientIP: ip})
+		return cs.Service.Console.RequestPasswordReset(ctx, payment.PasswordResetRequest{Email: fmt.Sprintf("user%d@kessai.test", i), ClientIP: ip})
 	}
 	for i := range 10 {
 		if err := ask(i, "192.0.2.7"); err != nil {
@@ -724,7 +724,7 @@ func TestPasswordResetThrottle(t *testing.T) {
 func TestSignInWithCardNumberAddress(t *testing.T) {
 	cs := newConsoleStack(t)
 	for _, email := range []string{"4000020000000000@example.com", "4000.0200.0000.0000@example.com"} {
-		_, _, err := cs.Service.Access.SignIn(context.Background(), payment.SignInRequest{Email: email, Password: "guess", ClientIP: "192.0.2.1"})
+		_, _, err := cs.Service.Console.SignIn(context.Background(), payment.SignInRequest{Email: email, Password: "guess", ClientIP: "192.0.2.1"})
 		wantConsoleErr(t, err, payment.CodeInvalidCredentials)
 	}
 	cs.throttle.mu.Lock()

@@ -438,11 +438,11 @@ func TestConsoleRefund(t *testing.T) {
 	if a.status != http.StatusSeeOther || a.location != path {
 		t.Fatalf("the confirmed POST: %d to %q\n%s", a.status, a.location, a.body)
 	}
-	_, sess, err := svc.Access.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: pc.demo.ConsolePassword, ClientIP: "192.0.2.7"})
+	_, sess, err := svc.Console.SignIn(ctx, payment.SignInRequest{Email: payment.DemoEmail, Password: pc.demo.ConsolePassword, ClientIP: "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller, err := svc.Access.ConsoleCaller(ctx, sess, ch.StoreID)
+	caller, err := svc.Console.ConsoleCaller(ctx, sess, ch.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
-// Package servicetest builds the domain service the way most tests need it:
-// a SQLite database in the test's temporary directory, a JWT codec and a
-// card vault with fixed keys, the sandbox acquirer, and payment.NewService
+// Package servicetest builds the domain's services the way most tests need
+// them: a SQLite database in the test's temporary directory, a JWT codec
+// and a card vault with fixed keys, the sandbox acquirer, and services.New
 // over them, all closed when the test ends.
 //
 // It is test support only: no production package may import it (it imports
@@ -168,7 +168,7 @@ type Demo struct {
 func (s *Stack) SeedDemo(tb testing.TB, domains ...string) *Demo {
 	tb.Helper()
 	ctx := context.Background()
-	acct, err := s.Service.Access.SeedDemo(ctx, domains)
+	acct, err := s.Service.Console.SeedDemo(ctx, domains)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -26,8 +26,7 @@ import (
 )
 
 // Service decides who may act, and as whom: app tokens and the API's
-// Authenticate, the callers of the gateway's own pages, and the console's
-// accounts (sign-in, sessions, password resets).
+// Authenticate, and the callers of the gateway's own pages.
 type Service struct {
 	db    *outbox.DB
 	clock payment.Clock
@@ -40,13 +39,26 @@ type Service struct {
 	publicOrigin string
 	limits       payment.ResourceLimits
 	auth         authCache
+	logger       *slog.Logger
+}
+
+// Console is the merchant console's accounts: sign-in, sessions, password
+// changes and resets, the caller a session acts as, and the demo account,
+// whose app token it issues through the keys (Service).
+type Console struct {
+	db    *outbox.DB
+	keys  *Service
+	clock payment.Clock
+	// secretKey keys the hashes of session and reset tokens.
+	secretKey    []byte
+	publicOrigin string
 	// throttler holds back guessers of console passwords; resetMailer
 	// sends reset links, mailing counts those under way.
 	throttler   payment.Throttle
 	resetMailer payment.ResetMailer
 	mailing     sync.WaitGroup
 	logger      *slog.Logger
-	// passwordCost is the bcrypt cost of the hashes this service makes,
+	// passwordCost is the bcrypt cost of the hashes the console makes,
 	// and of dummyHash.
 	passwordCost int
 	// dummyHash is compared with the password of a sign-in for an address
@@ -59,9 +71,10 @@ type Service struct {
 	}
 }
 
-// New returns the access rules over db. It hears of the app tokens
-// other processes revoke (db's change feed).
-func New(db *outbox.DB, clock payment.Clock, codec payment.TokenCodec, cfg payment.Config) *Service {
+// New returns the access rules over db: the keys (Service) and the
+// console's accounts. The keys hear of the app tokens other processes
+// revoke (db's change feed).
+func New(db *outbox.DB, clock payment.Clock, codec payment.TokenCodec, cfg payment.Config) (*Service, *Console) {
 	if cfg.AuthCacheTTL <= 0 {
 		cfg.AuthCacheTTL = 2 * time.Second
 	}
@@ -71,21 +84,31 @@ func New(db *outbox.DB, clock payment.Clock, codec payment.TokenCodec, cfg payme
 	if cfg.PasswordCost == 0 {
 		cfg.PasswordCost = bcrypt.DefaultCost
 	}
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	origin := strings.TrimRight(cfg.PublicOrigin, "/")
 	s := &Service{
 		db:           db,
 		clock:        clock,
 		codec:        codec,
 		secretKey:    cfg.SecretKey,
-		publicOrigin: strings.TrimRight(cfg.PublicOrigin, "/"),
+		publicOrigin: origin,
 		limits:       cfg.Limits,
-		throttler:    cfg.Throttle,
-		resetMailer:  cfg.ResetMailer,
-		logger:       cmp.Or(cfg.Logger, slog.Default()),
-		passwordCost: cfg.PasswordCost,
+		logger:       logger,
 		auth:         authCache{ttl: cfg.AuthCacheTTL, entries: map[uuid.UUID]authEntry{}, claims: map[string]payment.AppTokenClaims{}},
 	}
 	db.OnRevokedElsewhere(s.markAppTokenRevoked)
-	return s
+	c := &Console{
+		db:           db,
+		keys:         s,
+		clock:        clock,
+		secretKey:    cfg.SecretKey,
+		publicOrigin: origin,
+		throttler:    cfg.Throttle,
+		resetMailer:  cfg.ResetMailer,
+		logger:       logger,
+		passwordCost: cfg.PasswordCost,
+	}
+	return s, c
 }
 
 func (s *Service) appTokenQuota() payment.Quota {
@@ -298,7 +321,7 @@ func newSecret() string {
 }
 
 // hashPassword hashes a console password with bcrypt at the service's cost.
-func (s *Service) hashPassword(password string) ([]byte, error) {
+func (s *Console) hashPassword(password string) ([]byte, error) {
 	return bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
 }
 

@@ -47,11 +47,11 @@ func resetRequestKeys(clientIP string) []payment.ThrottleKey {
 	return []payment.ThrottleKey{{Key: "reset/ip/" + clientIP, Burst: 10, PerMinute: 2}}
 }
 
-func (s *Service) tooManyAttempts(wait time.Duration) error {
+func (s *Console) tooManyAttempts(wait time.Duration) error {
 	return &payment.Error{Code: payment.CodeTooManyRequests, Message: "too many attempts; try again later", RetryAfter: wait}
 }
 
-func (s *Service) throttle(ctx context.Context, keys []payment.ThrottleKey) error {
+func (s *Console) throttle(ctx context.Context, keys []payment.ThrottleKey) error {
 	if s.throttler == nil {
 		return nil
 	}
@@ -74,7 +74,7 @@ func invalidCredentials() error {
 
 // checkPassword compares a password with a user's hash, or with a dummy
 // hash when there is no user.
-func (s *Service) checkPassword(u *payment.User, password string) bool {
+func (s *Console) checkPassword(u *payment.User, password string) bool {
 	s.dummyHash.once.Do(func() {
 		s.dummyHash.hash, _ = bcrypt.GenerateFromPassword([]byte("kessai: no such user"), s.passwordCost)
 	})
@@ -92,7 +92,7 @@ func (s *Service) checkPassword(u *payment.User, password string) bool {
 // addresses and wrong passwords get the same INVALID_CREDENTIALS after the
 // same bcrypt work; repeated attempts get TOO_MANY_REQUESTS (signInKeys),
 // the right password included.
-func (s *Service) SignIn(ctx context.Context, r payment.SignInRequest) (token string, sess *payment.ConsoleSession, err error) {
+func (s *Console) SignIn(ctx context.Context, r payment.SignInRequest) (token string, sess *payment.ConsoleSession, err error) {
 	email := payment.NormalizeEmail(r.Email)
 	// No user has an address made of a card number; the throttle's keys,
 	// which hold the address, would keep it.
@@ -121,7 +121,7 @@ func (s *Service) SignIn(ctx context.Context, r payment.SignInRequest) (token st
 
 // startSession makes a new session for u in the same transaction as
 // also, and sweeps u's sessions that timed out.
-func (s *Service) startSession(ctx context.Context, u *payment.User, mode payment.Mode, also func(payment.Tx) error) (string, *payment.ConsoleSession, error) {
+func (s *Console) startSession(ctx context.Context, u *payment.User, mode payment.Mode, also func(payment.Tx) error) (string, *payment.ConsoleSession, error) {
 	token := rand.Text() + rand.Text()
 	var sess *payment.ConsoleSession
 	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
@@ -153,7 +153,7 @@ func (s *Service) startSession(ctx context.Context, u *payment.User, mode paymen
 }
 
 // consoleHash is the stored form of a session or reset token.
-func (s *Service) consoleHash(kind, token string) []byte {
+func (s *Console) consoleHash(kind, token string) []byte {
 	m := hmac.New(sha256.New, s.secretKey)
 	m.Write([]byte("kessai console " + kind + "\x00"))
 	m.Write([]byte(token))
@@ -163,7 +163,7 @@ func (s *Service) consoleHash(kind, token string) []byte {
 // ConsoleCSRFToken is the anti-forgery token of the forms of a session:
 // derived from the session's token, so that it needs no storage and dies
 // with the session, and useless to anyone who does not have the cookie.
-func (s *Service) ConsoleCSRFToken(sessionToken string) string {
+func (s *Console) ConsoleCSRFToken(sessionToken string) string {
 	return base64.RawURLEncoding.EncodeToString(s.consoleHash("csrf", sessionToken))
 }
 
@@ -186,7 +186,7 @@ func validConsoleToken(token string) bool {
 // request as activity. A token that is unknown, signed out, idle for
 // ConsoleIdleTimeout or older than ConsoleAbsoluteTimeout is
 // EXPIRED_LOGIN_TOKEN.
-func (s *Service) ConsoleSession(ctx context.Context, token string) (*payment.ConsoleSession, error) {
+func (s *Console) ConsoleSession(ctx context.Context, token string) (*payment.ConsoleSession, error) {
 	expired := payment.Errorf(payment.CodeExpiredLoginToken, "the console session has ended; sign in again")
 	if !validConsoleToken(token) {
 		return nil, expired
@@ -234,7 +234,7 @@ func sessionEnded(sess *payment.ConsoleSession, now time.Time) bool {
 }
 
 // SignOut ends the session of a token; an unknown one is already ended.
-func (s *Service) SignOut(ctx context.Context, token string) error {
+func (s *Console) SignOut(ctx context.Context, token string) error {
 	if !validConsoleToken(token) {
 		return nil
 	}
@@ -245,7 +245,7 @@ func (s *Service) SignOut(ctx context.Context, token string) error {
 
 // SetConsoleMode switches what a session shows and acts on between test
 // and live objects.
-func (s *Service) SetConsoleMode(ctx context.Context, token string, mode payment.Mode) error {
+func (s *Console) SetConsoleMode(ctx context.Context, token string, mode payment.Mode) error {
 	if mode != payment.ModeTest && mode != payment.ModeLive {
 		return payment.Invalid("mode", payment.ReasonInvalidFormat)
 	}
@@ -277,7 +277,7 @@ func checkNewPassword(field, password string) error {
 }
 
 // hashNewPassword checks and hashes a chosen password.
-func (s *Service) hashNewPassword(field, password string) ([]byte, error) {
+func (s *Console) hashNewPassword(field, password string) ([]byte, error) {
 	if err := checkNewPassword(field, password); err != nil {
 		return nil, err
 	}
@@ -289,7 +289,7 @@ func (s *Service) hashNewPassword(field, password string) ([]byte, error) {
 // way to guess it). Every session of the user ends, and every reset link
 // dies; the browser that changed it gets a new session, whose token it
 // returns.
-func (s *Service) ChangePassword(ctx context.Context, sessionToken, current, next, clientIP string) (string, *payment.ConsoleSession, error) {
+func (s *Console) ChangePassword(ctx context.Context, sessionToken, current, next, clientIP string) (string, *payment.ConsoleSession, error) {
 	sess, err := s.ConsoleSession(ctx, sessionToken)
 	if err != nil {
 		return "", nil, err
@@ -322,7 +322,7 @@ func (s *Service) ChangePassword(ctx context.Context, sessionToken, current, nex
 // replacePassword sets a user's password hash, ends every session of the
 // user and uses up every reset link: whoever knew the old password, or
 // held a link sent before, is out.
-func (s *Service) replacePassword(ctx context.Context, tx payment.Tx, userID uuid.UUID, hash []byte) error {
+func (s *Console) replacePassword(ctx context.Context, tx payment.Tx, userID uuid.UUID, hash []byte) error {
 	now := s.clock.Now()
 	if err := tx.SetUserPassword(ctx, userID, hash); err != nil {
 		return err
@@ -339,7 +339,7 @@ func (s *Service) replacePassword(ctx context.Context, tx payment.Tx, userID uui
 // is the limit: PasswordResetsPerDay requests per address and UTC day, the
 // next answered RESOURCE_LIMIT_REACHED, whether or not the address belongs
 // to anyone. Requests from one client address are throttled as well.
-func (s *Service) RequestPasswordReset(ctx context.Context, r payment.PasswordResetRequest) error {
+func (s *Console) RequestPasswordReset(ctx context.Context, r payment.PasswordResetRequest) error {
 	email := payment.NormalizeEmail(r.Email)
 	if email == "" {
 		return payment.Invalid("email", payment.ReasonRequired)
@@ -383,7 +383,7 @@ func (s *Service) RequestPasswordReset(ctx context.Context, r payment.PasswordRe
 
 // sendResetMail mails a link in the background: the request that asked
 // for it answers at once, as it does for an address without a user.
-func (s *Service) sendResetMail(m payment.PasswordResetMail) {
+func (s *Console) sendResetMail(m payment.PasswordResetMail) {
 	if s.resetMailer == nil {
 		return
 	}
@@ -400,12 +400,12 @@ func (s *Service) sendResetMail(m payment.PasswordResetMail) {
 
 // WaitForMail waits until the reset mails under way are sent (tests, and
 // shutdown).
-func (s *Service) WaitForMail() { s.mailing.Wait() }
+func (s *Console) WaitForMail() { s.mailing.Wait() }
 
 // usableReset reads the reset of a token, or NOT_FOUND when it is
 // unknown, used or expired: the page tells the user only that the link no
 // longer works.
-func (s *Service) usableReset(ctx context.Context, tx payment.Tx, token string) (*payment.PasswordReset, error) {
+func (s *Console) usableReset(ctx context.Context, tx payment.Tx, token string) (*payment.PasswordReset, error) {
 	gone := payment.NotFound("password reset link")
 	if !validConsoleToken(token) {
 		return nil, gone
@@ -425,7 +425,7 @@ func (s *Service) usableReset(ctx context.Context, tx payment.Tx, token string) 
 
 // CheckPasswordReset reports whether a reset link still works, for the
 // page that asks for the new password.
-func (s *Service) CheckPasswordReset(ctx context.Context, token string) error {
+func (s *Console) CheckPasswordReset(ctx context.Context, token string) error {
 	return s.db.View(ctx, func(tx payment.Tx) error {
 		_, err := s.usableReset(ctx, tx, token)
 		return err
@@ -434,7 +434,7 @@ func (s *Service) CheckPasswordReset(ctx context.Context, token string) error {
 
 // ResetPassword sets a new password through a reset link. The link works
 // once: using it uses up every link of the user, and ends every session.
-func (s *Service) ResetPassword(ctx context.Context, token, password string) error {
+func (s *Console) ResetPassword(ctx context.Context, token, password string) error {
 	hash, err := s.hashNewPassword("password", password)
 	if err != nil {
 		return err
@@ -449,7 +449,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 }
 
 // ConsoleUser is who a console session belongs to.
-func (s *Service) ConsoleUser(ctx context.Context, sess *payment.ConsoleSession) (*payment.User, *payment.Merchant, error) {
+func (s *Console) ConsoleUser(ctx context.Context, sess *payment.ConsoleSession) (*payment.User, *payment.Merchant, error) {
 	var u *payment.User
 	var m *payment.Merchant
 	err := s.db.View(ctx, func(tx payment.Tx) error {
@@ -468,7 +468,7 @@ func (s *Service) ConsoleUser(ctx context.Context, sess *payment.ConsoleSession)
 // console is the merchant at their own desk), for all its stores
 // (storeID uuid.Nil) or for one of them, as a store token would. Another
 // merchant's store is NOT_FOUND.
-func (s *Service) ConsoleCaller(ctx context.Context, sess *payment.ConsoleSession, storeID uuid.UUID) (*payment.Caller, error) {
+func (s *Console) ConsoleCaller(ctx context.Context, sess *payment.ConsoleSession, storeID uuid.UUID) (*payment.Caller, error) {
 	if sess == nil || sess.UserID == uuid.Nil {
 		return nil, errors.New("payment: ConsoleCaller without a session")
 	}

@@ -21,8 +21,8 @@ func newPassword() string {
 // compliant store (so that server-side SDK flows work) and a test-mode token
 // for the given domains. On a store that already has a merchant it creates
 // nothing and returns nil.
-func (s *Service) SeedDemo(ctx context.Context, domains []string) (*payment.DemoAccount, error) {
-	p, err := s.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains})
+func (s *Console) SeedDemo(ctx context.Context, domains []string) (*payment.DemoAccount, error) {
+	p, err := s.keys.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains})
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (s *Service) SeedDemo(ctx context.Context, domains []string) (*payment.Demo
 		if err := tx.CreateStore(ctx, st); err != nil {
 			return err
 		}
-		tok, err := s.createAppToken(ctx, tx, m.ID, st.ID, u.ID, p)
+		tok, err := s.keys.createAppToken(ctx, tx, m.ID, st.ID, u.ID, p)
 		if err != nil {
 			return err
 		}
@@ -65,8 +65,8 @@ func (s *Service) SeedDemo(ctx context.Context, domains []string) (*payment.Demo
 // RenewDemo gives the demo merchant a fresh console password and a fresh
 // test token, for when the saved credentials were lost or revoked: the
 // secret and password exist nowhere else, so they cannot be recovered.
-func (s *Service) RenewDemo(ctx context.Context, domains []string) (*payment.DemoAccount, error) {
-	p, err := s.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains})
+func (s *Console) RenewDemo(ctx context.Context, domains []string) (*payment.DemoAccount, error) {
+	p, err := s.keys.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Service) RenewDemo(ctx context.Context, domains []string) (*payment.Dem
 			return payment.NotFound("demo store")
 		}
 		st := stores.Items[0]
-		tok, err := s.createAppToken(ctx, tx, u.MerchantID, st.ID, u.ID, p)
+		tok, err := s.keys.createAppToken(ctx, tx, u.MerchantID, st.ID, u.ID, p)
 		if err != nil {
 			return err
 		}

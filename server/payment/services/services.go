@@ -23,8 +23,11 @@ type Set struct {
 	DB *outbox.DB
 	// Work is the work queue, whose worker carries out what the others
 	// queue (each registers its kinds when it is made).
-	Work   *workqueue.Queue
-	Access *access.Service
+	Work *workqueue.Queue
+	// Access holds the keys (app tokens, Authenticate); Console the
+	// console's accounts.
+	Access  *access.Service
+	Console *access.Console
 	// Charging, Tokens and Refunds are the payment rules' three faces.
 	Charging *charging.Service
 	Tokens   *charging.Tokens
@@ -45,10 +48,12 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 		Clock: clock, Meter: cfg.Meter, Concurrency: cfg.WorkConcurrency, Lease: cfg.WorkLease,
 	})
 	charges, tokens, refunds := charging.New(db, work, clock, cfg)
+	keys, console := access.New(db, clock, codec, cfg)
 	return &Set{
 		DB:            db,
 		Work:          work,
-		Access:        access.New(db, clock, codec, cfg),
+		Access:        keys,
+		Console:       console,
 		Charging:      charges,
 		Tokens:        tokens,
 		Refunds:       refunds,
@@ -64,6 +69,7 @@ func New(storage payment.Storage, clock payment.Clock, codec payment.TokenCodec,
 // belong to several capabilities.
 type Pages struct {
 	*accessRules
+	*consoleRules
 	*chargingRules
 	*tokenRules
 	*refundRules
@@ -76,6 +82,7 @@ type Pages struct {
 // side by side.
 type (
 	accessRules       = access.Service
+	consoleRules      = access.Console
 	chargingRules     = charging.Service
 	tokenRules        = charging.Tokens
 	refundRules       = charging.Refunds
@@ -86,5 +93,5 @@ type (
 
 // Pages returns the services as the hosted pages use them.
 func (s *Set) Pages() *Pages {
-	return &Pages{s.Access, s.Charging, s.Tokens, s.Refunds, s.Notify, s.Subscriptions, s.Merchants}
+	return &Pages{s.Access, s.Console, s.Charging, s.Tokens, s.Refunds, s.Notify, s.Subscriptions, s.Merchants}
 }
