@@ -498,6 +498,54 @@ func TestConsoleCaller(t *testing.T) {
 	}
 }
 
+// TestConsoleCallerTakesCardsAsAGatewayPage: the console's caller is the
+// gateway's own page as well as its merchant's server, so it may make a
+// card token (the keys page's test charge) for a store that does not comply
+// with PCI DSS, where the merchant's own server may not. The demo store
+// complies, so the console's other tests never ask.
+func TestConsoleCallerTakesCardsAsAGatewayPage(t *testing.T) {
+	cs := newConsoleStack(t)
+	ctx := context.Background()
+	err := cs.DB.Update(ctx, func(tx payment.Tx) error {
+		st, err := tx.Store(ctx, cs.demo.StoreID)
+		if err != nil {
+			return err
+		}
+		st.PCICompliant = false
+		return tx.UpdateStore(ctx, st)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sess := cs.signIn(t, cs.demo.ConsolePassword)
+	console, err := cs.Service.Access.ConsoleCaller(ctx, sess, cs.demo.StoreID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		caller *payment.Caller
+		ok     bool
+	}{
+		{"Console", console, true},
+		{"MerchantServer", cs.demo.Caller, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cs.Service.Tokens.CreateToken(ctx, tc.caller, payment.NewToken{
+				PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",
+				Card: &payment.CardInput{Cardholder: "TARO YAMADA", Number: "4000020000000000", ExpMonth: 12, ExpYear: 2039, CVV: "123"},
+			})
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("card token on a store that is not PCI compliant: %v", err)
+			case !tc.ok && payment.ErrorCode(err) != payment.CodeDirectCardTokenDisabled:
+				t.Errorf("card token on a store that is not PCI compliant: %v, want %s", err, payment.CodeDirectCardTokenDisabled)
+			}
+		})
+	}
+}
+
 func TestUpdateStore(t *testing.T) {
 	cs := newConsoleStack(t)
 	ctx := context.Background()
