@@ -559,7 +559,7 @@ func TestChallengeComesBeforeAuthorization(t *testing.T) {
 		t.Helper()
 		ctx := context.Background()
 		if err := f.db.Update(ctx, func(tx payment.Tx) error {
-			return tx.EnqueueWork(ctx, payment.WorkAuthorize, chargeID, f.clock.Now())
+			return tx.InsertWork(ctx, payment.WorkAuthorize, chargeID, f.clock.Now())
 		}); err != nil {
 			t.Fatal(err)
 		}

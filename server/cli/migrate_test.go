@@ -273,7 +273,7 @@ func TestMigrate(t *testing.T) {
 
 	// The queue numbers new items after the copied ones.
 	if err := dst.Update(context.Background(), func(tx payment.Tx) error {
-		return tx.EnqueueWork(context.Background(), payment.WorkKind("capture"), uuid.New(), time.Now().Add(time.Hour))
+		return tx.InsertWork(context.Background(), payment.WorkKind("capture"), uuid.New(), time.Now().Add(time.Hour))
 	}); err != nil {
 		t.Errorf("queueing work after the copy: %v", err)
 	}

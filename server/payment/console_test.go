@@ -518,7 +518,7 @@ func TestConsoleCallerTakesCardsAsAGatewayPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, sess := cs.signIn(t, cs.demo.ConsolePassword)
-	console, err := cs.Service.Access.ConsoleCaller(ctx, sess, cs.demo.StoreID)
+	console, err := cs.Service.Console.ConsoleCaller(ctx, sess, cs.demo.StoreID)
 	if err != nil {
 		t.Fatal(err)
 	}

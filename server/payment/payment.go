@@ -305,11 +305,12 @@ type EventRows interface {
 
 // WorkRows are the work queue.
 type WorkRows interface {
-	// The work queue (see Work). EnqueueWork adds an item due at due,
-	// unclaimed, with no attempts; an item of that kind and id already
-	// queued is left as it is. It is called in the transaction of the state
+	// The work queue (see Work). InsertWork adds an item due at due,
+	// unclaimed, with no attempts (the domain calls it through
+	// outbox.Tx.EnqueueWork, which also wakes the worker); an item of
+	// that kind and id already queued is left as it is. It is called in the transaction of the state
 	// change that needs the work, so the two land together or not at all.
-	EnqueueWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
+	InsertWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
 
 	// Work returns one queued item (NOT_FOUND when there is none).
 	Work(ctx context.Context, kind WorkKind, id uuid.UUID) (*Work, error)
@@ -337,9 +338,9 @@ type WorkRows interface {
 	// given back as it was claimed, for any worker to take.
 	ReleaseWork(ctx context.Context, w Work) error
 
-	// RescheduleWork queues an item due at due, or moves one already
+	// MoveWorkDue queues an item due at due, or moves one already
 	// queued to due; its attempts and any claim on it stay as they are.
-	RescheduleWork(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
+	MoveWorkDue(ctx context.Context, kind WorkKind, id uuid.UUID, due time.Time) error
 
 	// WorkQueueStats describes the queue at now (workqueue.Queue.Stats): one row
 	// per kind that has queued items, sorted by kind, in one aggregate

@@ -263,7 +263,7 @@ func TestSubscriptionPaymentChargedOnceAfterACrash(t *testing.T) {
 	// The same item queued again (a duplicate delivery of work) finds it
 	// paid.
 	if err := w.stacks[0].DB.Update(ctx, func(tx payment.Tx) error {
-		return tx.EnqueueWork(ctx, payment.WorkSubscriptionPayment, feb.ID, now)
+		return tx.InsertWork(ctx, payment.WorkSubscriptionPayment, feb.ID, now)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestSubscriptionItemDuringACharge(t *testing.T) {
 	}
 	first := w.payments(sub.ID)[0]
 	if err := w.stacks[0].DB.Update(ctx, func(tx payment.Tx) error {
-		return tx.EnqueueWork(ctx, payment.WorkSubscriptionPayment, first.ID, w.clock.Now())
+		return tx.InsertWork(ctx, payment.WorkSubscriptionPayment, first.ID, w.clock.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -431,7 +431,7 @@ func TestWorkForFinishedObject(t *testing.T) {
 			in := q.instance(t, "w", payment.Config{})
 			id := tc.finished(t, in)
 			calls := q.acq.callsOf(ops[tc.kind], id)
-			err := in.db.Update(ctx, func(tx payment.Tx) error { return tx.EnqueueWork(ctx, tc.kind, id, q.clk.Now()) })
+			err := in.db.Update(ctx, func(tx payment.Tx) error { return tx.InsertWork(ctx, tc.kind, id, q.clk.Now()) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -97,10 +97,10 @@ func TestClaimWorkSkipsLocked(t *testing.T) {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	first, second := payment.NewID(), payment.NewID()
 	err := db.Update(t.Context(), func(tx payment.Tx) error {
-		if err := tx.EnqueueWork(t.Context(), payment.WorkAuthorize, first, now); err != nil {
+		if err := tx.InsertWork(t.Context(), payment.WorkAuthorize, first, now); err != nil {
 			return err
 		}
-		return tx.EnqueueWork(t.Context(), payment.WorkAuthorize, second, now.Add(time.Second))
+		return tx.InsertWork(t.Context(), payment.WorkAuthorize, second, now.Add(time.Second))
 	})
 	if err != nil {
 		t.Fatal(err)

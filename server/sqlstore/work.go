@@ -41,15 +41,15 @@ func scanWork(d Dialect, row Row) (payment.Work, int64, error) {
 	return w, seq, nil
 }
 
-func (t *Tx) EnqueueWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
+func (t *Tx) InsertWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
 	_, err := t.q.ExecContext(ctx, `INSERT INTO work (kind, object_id, due_at) VALUES (?, ?, ?)
 		ON CONFLICT (kind, object_id) DO NOTHING`, string(kind), t.d.ID(id), t.d.Time(due))
 	return err
 }
 
-// RescheduleWork moves only due_at of an item already queued: its seq,
+// MoveWorkDue moves only due_at of an item already queued: its seq,
 // attempts, last error and claim stay.
-func (t *Tx) RescheduleWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
+func (t *Tx) MoveWorkDue(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
 	_, err := t.q.ExecContext(ctx, `INSERT INTO work (kind, object_id, due_at) VALUES (?, ?, ?)
 		ON CONFLICT (kind, object_id) DO UPDATE SET due_at = excluded.due_at`, string(kind), t.d.ID(id), t.d.Time(due))
 	return err

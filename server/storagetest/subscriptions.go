@@ -819,7 +819,7 @@ func testSubscriptionCharges(t *testing.T, s payment.Storage) {
 
 func reschedule(t *testing.T, s payment.Storage, kind payment.WorkKind, id uuid.UUID, due time.Time) {
 	t.Helper()
-	update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.RescheduleWork(ctx, kind, id, due) })
+	update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.MoveWorkDue(ctx, kind, id, due) })
 }
 
 func testRescheduleWork(t *testing.T, s payment.Storage) {
@@ -938,9 +938,9 @@ func testSubscriptionRollback(t *testing.T, s payment.Storage) {
 			func() error { return tx.UpdateScheduledPayment(ctx, changedScheduledPayment(pay)) },
 			func() error { return tx.CreateCharge(ctx, ch) },
 			func() error {
-				return tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, pay.ID, due.Add(time.Hour))
+				return tx.MoveWorkDue(ctx, payment.WorkSubscriptionPayment, pay.ID, due.Add(time.Hour))
 			},
-			func() error { return tx.RescheduleWork(ctx, payment.WorkSubscriptionPayment, newPay.ID, due) },
+			func() error { return tx.MoveWorkDue(ctx, payment.WorkSubscriptionPayment, newPay.ID, due) },
 			func() error {
 				// A transaction sees what it wrote.
 				got, err := tx.ScheduledPayment(ctx, newPay.ID)

@@ -381,7 +381,7 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 		{"UpdateCancel", func(ctx context.Context, tx payment.Tx) error { return tx.UpdateCancel(ctx, changedCancel(cn)) }},
 		{"PutLedgerEntry", func(ctx context.Context, tx payment.Tx) error { return tx.PutLedgerEntry(ctx, &changedLine) }},
 		{"EnqueueWork", func(ctx context.Context, tx payment.Tx) error {
-			return tx.EnqueueWork(ctx, payment.WorkCancel, cn.ID, now)
+			return tx.InsertWork(ctx, payment.WorkCancel, cn.ID, now)
 		}},
 		{"ClaimWork", func(ctx context.Context, tx payment.Tx) error {
 			_, err := tx.ClaimWork(ctx, "v", now, lease, 10)
@@ -422,7 +422,7 @@ func testViewCannotWrite(t *testing.T, s payment.Storage) {
 			return tx.UpdateScheduledPayment(ctx, changedScheduledPayment(pay))
 		}},
 		{"RescheduleWork", func(ctx context.Context, tx payment.Tx) error {
-			return tx.RescheduleWork(ctx, payment.WorkRefund, r.ID, now.Add(time.Hour))
+			return tx.MoveWorkDue(ctx, payment.WorkRefund, r.ID, now.Add(time.Hour))
 		}},
 	}
 	for _, w := range writes {
@@ -565,9 +565,9 @@ func testPaymentRollback(t *testing.T, s payment.Storage, st *payment.Store) {
 			func() error { return tx.UpdateCharge(ctx, changedCharge(pending)) },
 			func() error { return tx.UpdateRefund(ctx, changedRefund(r)) },
 			func() error { return tx.UpdateCancel(ctx, changedCancel(cn)) },
-			func() error { return tx.EnqueueWork(ctx, payment.WorkAuthorize, newCh.ID, now) },
-			func() error { return tx.EnqueueWork(ctx, payment.WorkRefund, newR.ID, now) },
-			func() error { return tx.EnqueueWork(ctx, payment.WorkCancel, newCn.ID, now) },
+			func() error { return tx.InsertWork(ctx, payment.WorkAuthorize, newCh.ID, now) },
+			func() error { return tx.InsertWork(ctx, payment.WorkRefund, newR.ID, now) },
+			func() error { return tx.InsertWork(ctx, payment.WorkCancel, newCn.ID, now) },
 			func() error { return tx.RetryWork(ctx, held[0], now.Add(time.Hour), "rolled back") },
 			func() error { return tx.CompleteWork(ctx, held[1]) },
 			func() error { return tx.ReleaseWork(ctx, held[2]) },

@@ -42,7 +42,7 @@ import (
 
 func enqueue(t *testing.T, s payment.Storage, kind payment.WorkKind, id uuid.UUID, due time.Time) {
 	t.Helper()
-	update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.EnqueueWork(ctx, kind, id, due) })
+	update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.InsertWork(ctx, kind, id, due) })
 }
 
 func readWork(t *testing.T, s payment.Storage, kind payment.WorkKind, id uuid.UUID) *payment.Work {
@@ -323,7 +323,7 @@ func testWorkConcurrentClaims(t *testing.T, s payment.Storage) {
 		for range items {
 			id := payment.NewID()
 			want[id] = true
-			if err := tx.EnqueueWork(ctx, payment.WorkAuthorize, id, now); err != nil {
+			if err := tx.InsertWork(ctx, payment.WorkAuthorize, id, now); err != nil {
 				return err
 			}
 		}
@@ -409,7 +409,7 @@ func testWorkRollback(t *testing.T, s payment.Storage) {
 	updateRolledBack(t, s, func(ctx context.Context, tx payment.Tx) []func() error {
 		return []func() error{
 			func() error { return tx.CreateCharge(ctx, ch) },
-			func() error { return tx.EnqueueWork(ctx, payment.WorkAuthorize, ch.ID, now) },
+			func() error { return tx.InsertWork(ctx, payment.WorkAuthorize, ch.ID, now) },
 			func() error { return tx.CompleteWork(ctx, held[0]) },
 			func() error { return tx.RetryWork(ctx, held[1], now.Add(time.Hour), "rolled back") },
 			func() error {

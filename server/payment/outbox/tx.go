@@ -49,10 +49,12 @@ type settlement struct {
 }
 
 // EnqueueWork queues an item of work due at due, and wakes the worker
-// once the transaction commits. It hides the storage's own EnqueueWork:
-// work queued without waking the worker would wait for its next tick.
+// once the transaction commits. The storage's InsertWork, which writes the
+// row alone, has another name so that code holding only a payment.Tx
+// cannot queue work that waits for the worker's next tick: the domain
+// queues work through a Tx, whose methods wake it.
 func (w *Tx) EnqueueWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
-	if err := w.Tx.EnqueueWork(ctx, kind, id, due); err != nil {
+	if err := w.Tx.InsertWork(ctx, kind, id, due); err != nil {
 		return err
 	}
 	w.work = true
@@ -62,7 +64,7 @@ func (w *Tx) EnqueueWork(ctx context.Context, kind payment.WorkKind, id uuid.UUI
 // RescheduleWork makes an item of work due at due (queuing it if it is
 // not), and wakes the worker once the transaction commits.
 func (w *Tx) RescheduleWork(ctx context.Context, kind payment.WorkKind, id uuid.UUID, due time.Time) error {
-	if err := w.Tx.RescheduleWork(ctx, kind, id, due); err != nil {
+	if err := w.Tx.MoveWorkDue(ctx, kind, id, due); err != nil {
 		return err
 	}
 	w.work = true

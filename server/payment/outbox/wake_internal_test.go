@@ -32,10 +32,10 @@ type wakeTx struct {
 func (*wakeTx) CreateToken(context.Context, *payment.TransactionToken) error { return nil }
 func (*wakeTx) CreateEvent(context.Context, *payment.Event) error            { return nil }
 func (*wakeTx) CreateDelivery(context.Context, *payment.Delivery) error      { return nil }
-func (*wakeTx) EnqueueWork(context.Context, payment.WorkKind, uuid.UUID, time.Time) error {
+func (*wakeTx) InsertWork(context.Context, payment.WorkKind, uuid.UUID, time.Time) error {
 	return nil
 }
-func (*wakeTx) RescheduleWork(context.Context, payment.WorkKind, uuid.UUID, time.Time) error {
+func (*wakeTx) MoveWorkDue(context.Context, payment.WorkKind, uuid.UUID, time.Time) error {
 	return nil
 }
 func (t *wakeTx) ActiveWebhooks(context.Context, uuid.UUID, uuid.UUID, payment.Mode) ([]*payment.Webhook, error) {
