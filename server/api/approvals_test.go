@@ -133,6 +133,28 @@ func TestWalletTokenValidation(t *testing.T) {
 	})
 }
 
+// TestIssuerTokenBeforeAwaiting: an online charge the worker has not yet
+// taken to its shopper has no issuer token: 400 VALIDATION_ERROR on
+// status, ISSUER_TOKEN_EMPTY, which the SDKs parse (the Node conformance
+// suite sees it only when it wins the race with the worker; here the
+// worker has not run). Once it awaits, the issuer token answers. (A
+// merchant QR's route answers ready false instead: TestWalletCharges.)
+func TestIssuerTokenBeforeAwaiting(t *testing.T) {
+	f := newPayFixture(t, payOptions{})
+	tok := jstr(f.tokenAt(t, server(f.a1), onlineBody("pay_pay_online", "http_get")), "id")
+	id := f.charge(t, tok, 1200, "JPY")
+	if st := jstr(f.getCharge(t, id), "status"); st != "pending" {
+		t.Fatalf("charge is %s before the worker ran, want pending", st)
+	}
+	errs := wantError(t, f.do(t, "GET", f.chargePath(id)+"/issuer_token", server(f.a1), nil),
+		http.StatusBadRequest, payment.CodeValidation, "status")
+	if len(errs) != 1 || errs[0].Reason != "ISSUER_TOKEN_EMPTY" {
+		t.Errorf("errors = %+v, want status ISSUER_TOKEN_EMPTY", errs)
+	}
+	f.process(t)
+	ok(t, f.do(t, "GET", f.chargePath(id)+"/issuer_token", server(f.a1), nil), http.StatusOK)
+}
+
 func TestWalletCharges(t *testing.T) {
 	f := newPayFixture(t, payOptions{})
 
