@@ -45,9 +45,9 @@ run: build
 ## Node.js suites one after another (mostly waiting on gateways and a
 ## browser, with start-up deadlines that a starved gateway would miss), and
 ## then, in that second lane once the browser is done, the fuzz targets:
-## the Go tests are the longer lane (about 480 s of 690 on an unloaded
-## 2-core machine, the fuzz targets 190 s after them), and the fuzz targets
-## would starve the browser. Each suite's output is printed whole when it
+## the Go tests are the longer lane (640 s of 775 on an unloaded 2-core
+## machine with a cold build cache, half of it compiling for the race
+## detector), and the fuzz targets would starve the browser. Each suite's output is printed whole when it
 ## ends. TEST_JOBS=1 runs them one after another, printing as they go.
 TEST_JOBS ?= 2
 TEST_SUITES := test-go fuzz-short conformance conformance-scaleout test-browser
