@@ -519,8 +519,8 @@ type testCard struct {
 	number string
 }
 
-// testCards are the sandbox cards of the test charge form
-// (spec/sandbox.md).
+// testCards are the sandbox cards of the test charge form (the sandbox
+// acquirer's, server/sandbox).
 var testCards = []testCard{
 	{"success", "4000020000000000"},
 	{"decline", "4000000000000002"},

@@ -22,12 +22,7 @@ func newPassword() string {
 // for the given domains. On a store that already has a merchant it creates
 // nothing and returns nil.
 func (s *Console) SeedDemo(ctx context.Context, domains []string) (*payment.DemoAccount, error) {
-	p, err := s.keys.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains})
-	if err != nil {
-		return nil, err
-	}
-	password := newPassword()
-	hash, err := s.hashPassword(password)
+	p, password, hash, err := s.demoCredentials(domains)
 	if err != nil {
 		return nil, err
 	}
@@ -66,12 +61,7 @@ func (s *Console) SeedDemo(ctx context.Context, domains []string) (*payment.Demo
 // test token, for when the saved credentials were lost or revoked: the
 // secret and password exist nowhere else, so they cannot be recovered.
 func (s *Console) RenewDemo(ctx context.Context, domains []string) (*payment.DemoAccount, error) {
-	p, err := s.keys.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains})
-	if err != nil {
-		return nil, err
-	}
-	password := newPassword()
-	hash, err := s.hashPassword(password)
+	p, password, hash, err := s.demoCredentials(domains)
 	if err != nil {
 		return nil, err
 	}
@@ -101,4 +91,16 @@ func (s *Console) RenewDemo(ctx context.Context, domains []string) (*payment.Dem
 		return nil
 	})
 	return demo, err
+}
+
+// demoCredentials are what SeedDemo and RenewDemo hand out afresh: the
+// checked request of a test-mode token for domains, and a new console
+// password with its hash, made before the transaction that stores them.
+func (s *Console) demoCredentials(domains []string) (p payment.NewAppToken, password string, hash []byte, err error) {
+	if p, err = s.keys.checkNewAppToken(payment.NewAppToken{Mode: payment.ModeTest, Domains: domains}); err != nil {
+		return p, "", nil, err
+	}
+	password = newPassword()
+	hash, err = s.hashPassword(password)
+	return p, password, hash, err
 }
