@@ -92,8 +92,9 @@ type wireCardBrandPercentFees struct {
 // Paidy, recurring token with its card_charge_cvv_confirmation, security,
 // installments, card brand fees) and fails at the first one missing. Each
 // value says what Kessai does: it takes no fees, sends no e-mails, has no
-// payouts, wallets, konbini or installments, and bounds charges by
-// currency; the card and recurring settings are the store's own. theme and
+// payouts or installments, and bounds charges by
+// currency; the card, recurring, konbini and bank-transfer settings are
+// the store's own. theme and
 // logo_image are the widget's, as in GET /checkout_info.
 type wireConfiguration struct {
 	PercentFee                    float64                    `json:"percent_fee"`
@@ -109,7 +110,8 @@ type wireConfiguration struct {
 	UserTransactionsConfiguration wireUserTransactions       `json:"user_transactions_configuration"`
 	CardConfiguration             wireCardConfiguration      `json:"card_configuration"`
 	QRScanConfiguration           wireQRScanConfiguration    `json:"qr_scan_configuration"`
-	ConvenienceConfiguration      wireEnabled                `json:"convenience_configuration"`
+	ConvenienceConfiguration      wireConvenience            `json:"convenience_configuration"`
+	BankTransferConfiguration     wireBankTransfer           `json:"bank_transfer_configuration"`
 	PaidyConfiguration            wireEnabled                `json:"paidy_configuration"`
 	OnlineConfiguration           wireEnabled                `json:"online_configuration"`
 	RecurringTokenConfiguration   wireRecurringConfiguration `json:"recurring_token_configuration"`
@@ -132,9 +134,11 @@ func toWireConfiguration(st payment.StoreSettings) wireConfiguration {
 			RecurringType:             st.Recurring(),
 			CardChargeCVVConfirmation: wireCVVConfirmation{Threshold: []any{}},
 		},
-		SecurityConfiguration: wireSecurityConfiguration{RefundPercentLimit: payment.MaxRefundPercent},
-		Theme:                 toWireTheme(st.Theme),
-		LogoImage:             optionalString(st.LogoImage),
+		SecurityConfiguration:     wireSecurityConfiguration{RefundPercentLimit: payment.MaxRefundPercent},
+		Theme:                     toWireTheme(st.Theme),
+		LogoImage:                 optionalString(st.LogoImage),
+		ConvenienceConfiguration:  toWireConvenience(st),
+		BankTransferConfiguration: toWireBankTransfer(st),
 	}
 	for _, code := range st.Currencies {
 		if cur, ok := payment.LookupCurrency(code); ok {

@@ -157,6 +157,7 @@ func (s *Server) routes() *mux.Router {
 	s.paymentRoutes(r)
 	s.subscriptionRoutes(r)
 	s.approvalRoutes(r)
+	s.slipRoutes(r)
 	s.webhookRoutes(r)
 
 	r.HandleFunc("/app_jwts", s.authed(s.listAppJWTs)).Methods(http.MethodGet)

@@ -33,13 +33,30 @@ type wireIssuerToken struct {
 	ContentType *string           `json:"content_type,omitempty"`
 	Payload     map[string]string `json:"payload"`
 	PaymentType string            `json:"payment_type"`
+	// A bank transfer's account (the OpenAPI document's issuer token),
+	// with the bank's code and name besides.
+	AccountID         *string `json:"account_id,omitempty"`
+	BankCode          *string `json:"bank_code,omitempty"`
+	BankName          *string `json:"bank_name,omitempty"`
+	BranchCode        *string `json:"branch_code,omitempty"`
+	BranchName        *string `json:"branch_name,omitempty"`
+	AccountType       *string `json:"account_type,omitempty"`
+	AccountNumber     *string `json:"account_number,omitempty"`
+	AccountHolderName *string `json:"account_holder_name,omitempty"`
 }
 
 func toWireIssuerToken(it *payment.IssuerToken) wireIssuerToken {
-	return wireIssuerToken{
+	w := wireIssuerToken{
 		IssuerToken: it.IssuerToken, CallMethod: it.CallMethod, ContentType: optionalString(it.ContentType),
 		Payload: it.Payload, PaymentType: it.PaymentType,
 	}
+	if va := it.Account; va != nil {
+		w.AccountID, w.BankCode, w.BankName = optionalString(va.AccountID), optionalString(va.BankCode), optionalString(va.BankName)
+		w.BranchCode, w.BranchName = optionalString(va.BranchCode), optionalString(va.BranchName)
+		w.AccountType, w.AccountNumber = optionalString(va.AccountType), optionalString(va.AccountNumber)
+		w.AccountHolderName = optionalString(va.AccountHolderName)
+	}
+	return w
 }
 
 func (s *Server) chargeIssuerToken(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {

@@ -77,10 +77,41 @@ type wireSupportedBrand struct {
 	MCPOnly                  bool     `json:"mcp_only"`
 }
 
+// wireConvenience is convenience_configuration: konbini payments on or
+// off, and their default period; the time shift is per token
+// ({"enabled": false}, as UnivaPay's checkout answers without one).
 type wireConvenience struct {
-	Enabled             bool    `json:"enabled"`
-	Expiration          *string `json:"expiration"`
-	ExpirationTimeShift *string `json:"expiration_time_shift"`
+	Enabled             bool          `json:"enabled"`
+	Expiration          *string       `json:"expiration"`
+	ExpirationTimeShift wireTimeShift `json:"expiration_time_shift"`
+}
+
+type wireTimeShift struct {
+	Enabled bool `json:"enabled"`
+}
+
+// wireBankTransfer is bank_transfer_configuration: bank transfers on or
+// off, the store's match-amount rule, the default period and the
+// extension limits.
+type wireBankTransfer struct {
+	Enabled                bool          `json:"enabled"`
+	MatchAmount            string        `json:"match_amount"`
+	Expiration             string        `json:"expiration"`
+	ExpirationTimeShift    wireTimeShift `json:"expiration_time_shift"`
+	MaximumExtensionPeriod string        `json:"maximum_extension_period"`
+}
+
+func toWireConvenience(st payment.StoreSettings) wireConvenience {
+	period := payment.FormatPaymentPeriod(payment.DefaultKonbiniPeriod)
+	return wireConvenience{Enabled: !st.KonbiniOff, Expiration: &period}
+}
+
+func toWireBankTransfer(st payment.StoreSettings) wireBankTransfer {
+	return wireBankTransfer{
+		Enabled: !st.BankTransferOff, MatchAmount: string(st.TransferMatch()),
+		Expiration:             payment.FormatPaymentPeriod(payment.DefaultTransferPeriod),
+		MaximumExtensionPeriod: payment.FormatPaymentPeriod(payment.MaxExpiryExtension),
+	}
 }
 
 type wireInstallments struct {
@@ -110,7 +141,7 @@ type wireCheckoutInfo struct {
 	PaidyPublicKey                     *string               `json:"paidy_public_key"`
 	PaidyConfiguration                 wireEnabled           `json:"paidy_configuration"`
 	OnlineConfiguration                wireEnabled           `json:"online_configuration"`
-	BankTransferConfiguration          wireEnabled           `json:"bank_transfer_configuration"`
+	BankTransferConfiguration          wireBankTransfer      `json:"bank_transfer_configuration"`
 	RecurringCardChargeCVVConfirmation wireCVVConfirmation   `json:"recurring_card_charge_cvv_confirmation"`
 	LogoImage                          *string               `json:"logo_image"`
 	Theme                              wireTheme             `json:"theme"`
@@ -137,6 +168,8 @@ func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs
 		LogoImage:                          optionalString(st.LogoImage),
 		Theme:                              toWireTheme(st.Theme),
 		SupportedBrands:                    []wireSupportedBrand{},
+		ConvenienceConfiguration:           toWireConvenience(st),
+		BankTransferConfiguration:          toWireBankTransfer(st),
 	}
 	if st.CardEnabled {
 		for _, b := range cardBrands {
@@ -165,6 +198,25 @@ func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs
 			PaymentType: payment.PaymentTypeQRMerchant, Brand: b, QRBrand: b,
 			CountriesAllowed: []string{}, SupportedCurrencies: st.Currencies,
 		})
+	}
+	// Konbini payments and bank transfers, in yen, unless the store
+	// turned them off: one row per store, and one per bank.
+	yen := []string{"JPY"}
+	if !st.KonbiniOff {
+		for _, b := range payment.ConvenienceStores {
+			out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
+				PaymentType: payment.PaymentTypeKonbini, Brand: b, RequiresFullName: true,
+				CountriesAllowed: []string{"JP"}, SupportedCurrencies: yen,
+			})
+		}
+	}
+	if !st.BankTransferOff {
+		for _, b := range payment.BankTransferBrands {
+			out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
+				PaymentType: payment.PaymentTypeBankTransfer, Brand: b,
+				CountriesAllowed: []string{"JP"}, SupportedCurrencies: yen,
+			})
+		}
 	}
 	return http.StatusOK, out, nil
 }

@@ -22,13 +22,19 @@ type wireThreeDSRequest struct {
 	RedirectID       string `json:"redirect_id"`
 }
 
-// wireNewCard is a new token's data: a card's, or a wallet's (brand and
-// the fields after it), as payment_type says.
+// wireNewCard is a new token's data: a card's, a wallet's (brand and the
+// three fields after it), a konbini's or a bank transfer's (the four
+// after those, and phone_number), as payment_type says.
 type wireNewCard struct {
 	Brand          string `json:"brand"`
 	CallMethod     string `json:"call_method"`
 	OSType         string `json:"os_type"`
 	UserIdentifier string `json:"user_identifier"`
+
+	CustomerName        string `json:"customer_name"`
+	ConvenienceStore    string `json:"convenience_store"`
+	ExpirationPeriod    string `json:"expiration_period"`
+	ExpirationTimeShift string `json:"expiration_time_shift"`
 
 	Cardholder   string          `json:"cardholder"`
 	CardNumber   string          `json:"card_number"`
@@ -68,6 +74,31 @@ func (w *wireNewCard) billing() payment.Billing {
 	return b
 }
 
+// slip is the data of a konbini or bank-transfer token. Stores and
+// brands are taken in any case (PHP writes its enums' names); the period
+// is an ISO 8601 duration, which must be more than nothing (a zero
+// period is out of bounds, not the default).
+func (w *wireNewCard) slip() (*payment.TokenData, error) {
+	d := &payment.TokenData{
+		Brand: strings.ToLower(w.Brand), CustomerName: w.CustomerName,
+		ConvenienceStore: strings.ToLower(w.ConvenienceStore), ExpirationTimeShift: w.ExpirationTimeShift,
+	}
+	if w.PhoneNumber != nil {
+		d.PhoneNumber = &payment.Phone{CountryCode: int(w.PhoneNumber.CountryCode), LocalNumber: w.PhoneNumber.LocalNumber}
+	}
+	if w.ExpirationPeriod != "" {
+		period, ok := payment.ParsePaymentPeriod(w.ExpirationPeriod)
+		if !ok {
+			return nil, payment.Invalid("expiration_period", payment.ReasonInvalidFormat)
+		}
+		if period <= 0 {
+			return nil, payment.Invalid("expiration_period", payment.ReasonExpirationOutOfBounds)
+		}
+		d.ExpirationPeriod = period
+	}
+	return d, nil
+}
+
 func (w *wireNewToken) domain() (payment.NewToken, error) {
 	p := payment.NewToken{
 		PaymentType: w.PaymentType, UsageLimit: w.UsageLimit, Email: w.Email, IPAddress: w.IPAddress,
@@ -93,7 +124,7 @@ func (w *wireNewToken) domain() (payment.NewToken, error) {
 	if d := w.Data; d != nil && (w.PaymentType == payment.PaymentTypeOnline || w.PaymentType == payment.PaymentTypeQRMerchant) {
 		// The PHP SDK writes these three as its enums' names (PAY_PAY_ONLINE,
 		// HTTP_GET, IOS), not their values: one word either way.
-		p.Wallet = &payment.WalletInput{
+		p.Data = &payment.TokenData{
 			Brand: strings.ToLower(d.Brand), CallMethod: strings.ToLower(d.CallMethod), OSType: strings.ToLower(d.OSType),
 			UserIdentifier: d.UserIdentifier,
 		}
@@ -101,6 +132,16 @@ func (w *wireNewToken) domain() (payment.NewToken, error) {
 			return p, nil
 		}
 		// Card data in a wallet's token is refused by the domain.
+	}
+	if d := w.Data; d != nil && (w.PaymentType == payment.PaymentTypeKonbini || w.PaymentType == payment.PaymentTypeBankTransfer) {
+		td, err := d.slip()
+		if err != nil {
+			return p, err
+		}
+		p.Data = td
+		if d.CardNumber == "" {
+			return p, nil
+		}
 	}
 	if d := w.Data; d != nil {
 		c := &payment.CardInput{Cardholder: d.Cardholder, Number: d.CardNumber, CVV: d.CVV, Billing: d.billing()}
@@ -166,7 +207,8 @@ func (s *Server) listTokens(r *http.Request, c *payment.Caller, ids pathIDs) (in
 		active := a == "active" || a == "true"
 		f.Active = &active
 	}
-	f.PaymentType = q.oneOf("payment_type", payment.PaymentTypeCard, payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant)
+	f.PaymentType = q.oneOf("payment_type", payment.PaymentTypeCard, payment.PaymentTypeOnline, payment.PaymentTypeQRMerchant,
+		payment.PaymentTypeKonbini, payment.PaymentTypeBankTransfer)
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}

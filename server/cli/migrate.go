@@ -335,6 +335,12 @@ func convert(c postgres.Column, v any) (any, error) {
 	case "bytea":
 		switch b := v.(type) {
 		case []byte:
+			if b == nil && !c.Nullable {
+				// The SQLite driver reads an empty BLOB as a nil slice,
+				// which PostgreSQL would take for NULL: the card number
+				// of a token without a card (a wallet's, a konbini's).
+				return []byte{}, nil
+			}
 			return b, nil
 		case string:
 			return []byte(b), nil

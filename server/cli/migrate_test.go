@@ -34,7 +34,8 @@ type seeded struct {
 // a webhook with deliveries (and its events), charges that succeeded,
 // failed, were authorized and canceled, await a 3-D Secure approval or are
 // to be captured later, a
-// refund that succeeded and one that failed, a subscription with its
+// refund that succeeded and one that failed, a bank transfer part paid, a
+// subscription with its
 // payments, and a charge made with an idempotency key; quotas are used
 // along the way.
 func seedStore(t *testing.T, g *gatewaytest.Gateway) seeded {
@@ -78,7 +79,20 @@ func seedStore(t *testing.T, g *gatewaytest.Gateway) seeded {
 		c.Get("/stores/"+g.StoreID+"/charges/"+challenged, &ch)
 		return ch.Status == "awaiting"
 	})
-	charged = append(charged, paid, unrefundable, declined, authorized, later.ID, challenged)
+	// A bank transfer short of its amount: a virtual account on its
+	// token, the charge awaiting more, a line in its ledger.
+	var transferTok, transfer struct {
+		ID string `json:"id"`
+	}
+	c.Must(http.MethodPost, "/tokens", map[string]any{
+		"payment_type": "bank_transfer", "type": "one_time", "data": map[string]any{"brand": "aozora_bank"},
+	}, &transferTok, http.StatusCreated)
+	c.Must(http.MethodPost, "/charges", map[string]any{
+		"transaction_token_id": transferTok.ID, "amount": 5000, "currency": "JPY",
+	}, &transfer, http.StatusCreated)
+	c.Must(http.MethodPost, "/stores/"+g.StoreID+"/charges/"+transfer.ID+"/test_helpers/deposit",
+		map[string]any{"amount": 2000}, nil, http.StatusOK)
+	charged = append(charged, paid, unrefundable, declined, authorized, later.ID, challenged, transfer.ID)
 
 	// A subscription: its first payment's charge, and the next payment
 	// queued.

@@ -10,10 +10,13 @@ import (
 type ApprovalKind string
 
 // The kinds of approval: a 3-D Secure challenge at the card issuer's
-// access control server, and a payment in a wallet's app or page.
+// access control server, a payment in a wallet's app or page, a payment at
+// a konbini's counter, and a bank transfer to a virtual account.
 const (
-	ApprovalThreeDS ApprovalKind = "three_ds"
-	ApprovalWallet  ApprovalKind = "wallet"
+	ApprovalThreeDS      ApprovalKind = "three_ds"
+	ApprovalWallet       ApprovalKind = "wallet"
+	ApprovalKonbini      ApprovalKind = "konbini"
+	ApprovalBankTransfer ApprovalKind = "bank_transfer"
 )
 
 // ApprovalStatus is where an approval is.
@@ -62,11 +65,37 @@ type Approval struct {
 	Currency string
 	LastFour string
 	// Tries counts the wrong one-time codes given to a challenge.
-	Tries     int
+	Tries int
+	// Slip is what a konbini or bank-transfer shopper is told to pay
+	// with.
+	Slip      PaymentSlip
 	Status    ApprovalStatus
 	ExpiresOn time.Time
 	CreatedOn time.Time
 	UpdatedOn time.Time
+}
+
+// PaymentSlip is what the shopper of a konbini payment or a bank transfer
+// pays with, away from any page: the numbers the store's counter asks
+// for, or the account to wire the money to. It also keeps what changed
+// since the charge began to await them: the deadline's extensions and the
+// deposits so far.
+type PaymentSlip struct {
+	// ConvenienceStore, PaymentNumber and ConfirmationNumber are a
+	// konbini's (the store's own numbers: some stores have no
+	// confirmation number).
+	ConvenienceStore   string `json:"convenience_store,omitempty"`
+	PaymentNumber      string `json:"payment_number,omitempty"`
+	ConfirmationNumber string `json:"confirmation_number,omitempty"`
+	CustomerName       string `json:"customer_name,omitempty"`
+	// VirtualAccount is a bank transfer's.
+	VirtualAccount *VirtualAccount `json:"virtual_account,omitempty"`
+	// Extensions counts the times the deadline (ExpiresOn) was moved
+	// later; ExtendedOn is when it last was.
+	Extensions int        `json:"extensions,omitempty"`
+	ExtendedOn *time.Time `json:"extended_on,omitempty"`
+	// Deposited is the bank transfer's deposits so far.
+	Deposited int64 `json:"deposited,omitempty"`
 }
 
 // Expired reports whether the approval has run out of time at now.
@@ -104,6 +133,9 @@ const (
 	ActionCancel ApprovalAction = "cancel"
 	ActionExpire ApprovalAction = "expire"
 	ActionAnswer ApprovalAction = "answer"
+	// ActionDeposit is money arriving on a bank transfer's account (the
+	// sandbox's page and test helper stand for the bank).
+	ActionDeposit ApprovalAction = "deposit"
 )
 
 // ApprovalPage is what the page of an approval shows: the approval, the

@@ -95,9 +95,13 @@ func (ch *Charge) Stage() string {
 	return string(ch.Status) + "/" + string(ch.CaptureState) + "/" + string(ch.ThreeDS.Status)
 }
 
-// InFlight reports whether the charge is waiting for the worker.
+// InFlight reports whether the charge is waiting for the worker, or for a
+// shopper who is on a page now (a challenge, a wallet). A konbini payment
+// or a bank transfer awaits its shopper for days: a long poll of it
+// answers at once, as it would of an ended charge.
 func (ch *Charge) InFlight() bool {
-	return ch.Status == ChargePending || ch.Status == ChargeAwaiting || ch.CaptureState == CaptureRequested
+	shopperNow := ch.Status == ChargeAwaiting && ch.PaymentType != PaymentTypeKonbini && ch.PaymentType != PaymentTypeBankTransfer
+	return ch.Status == ChargePending || shopperNow || ch.CaptureState == CaptureRequested
 }
 
 // NewCharge asks for a charge.

@@ -57,6 +57,11 @@ const (
 	CodeInstallmentsNotEnabled       Code = "INSTALLMENTS_NOT_ENABLED"
 	CodeInvalidTokenType             Code = "INVALID_TOKEN_TYPE"
 	CodeNonSubscriptionPayment       Code = "NON_SUBSCRIPTION_PAYMENT"
+	CodeConvenienceDisabled          Code = "CONVENIENCE_PROCESSING_DISABLED"
+	CodePaymentTypeNotAllowed        Code = "PAYMENT_TYPE_NOT_ALLOWED"
+	CodeRefundNotAllowed             Code = "REFUND_NOT_ALLOWED"
+	CodeCurrencyNotSupported         Code = "CURRENCY_NOT_SUPPORTED"
+	CodeTestModeOnly                 Code = "TEST_MODE_ONLY"
 )
 
 // Reasons name what is wrong with one field.

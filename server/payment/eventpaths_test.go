@@ -106,7 +106,7 @@ func (f *pathFixture) wallet() *payment.TransactionToken {
 	f.t.Helper()
 	tok, err := f.svc.Tokens.CreateToken(context.Background(), f.c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
-		Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
+		Data: &payment.TokenData{Brand: "pay_pay_online"},
 	})
 	if err != nil {
 		f.t.Fatal(err)

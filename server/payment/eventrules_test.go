@@ -72,7 +72,7 @@ func TestEventsOfEachChange(t *testing.T) {
 	// A wallet token is told of as a card token is.
 	wallet, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
 		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
-		Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
+		Data: &payment.TokenData{Brand: "pay_pay_online"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,22 @@ type StoreSettings struct {
 	// RecurringPrivilege); empty is RecurringInfinite, what stores had
 	// before the setting existed.
 	RecurringType RecurringPrivilege `json:"recurring_type,omitempty"`
+	// KonbiniOff and BankTransferOff turn konbini payments and bank
+	// transfers off for the store. Both are on unless turned off, as the
+	// sandbox's wallets are: a store made before they existed takes them.
+	KonbiniOff      bool `json:"konbini_off,omitempty"`
+	BankTransferOff bool `json:"bank_transfer_off,omitempty"`
+	// MatchAmount decides when a bank transfer's deposits pay its charge
+	// ("" is MatchMinimum).
+	MatchAmount MatchAmount `json:"match_amount,omitempty"`
+}
+
+// TransferMatch is the store's match-amount rule for bank transfers.
+func (st StoreSettings) TransferMatch() MatchAmount {
+	if st.MatchAmount == "" {
+		return MatchMinimum
+	}
+	return st.MatchAmount
 }
 
 // RecurringPrivilege is how far a store may use recurring tokens

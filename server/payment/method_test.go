@@ -35,7 +35,7 @@ func TestMethodTraits(t *testing.T) {
 	})
 	wantField(t, err, "email", payment.ReasonRequired)
 	wallet, err := svc.Tokens.CreateToken(ctx, c, payment.NewToken{
-		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Wallet: &payment.WalletInput{Brand: "pay_pay_online"},
+		PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Data: &payment.TokenData{Brand: "pay_pay_online"},
 	})
 	if err != nil {
 		t.Fatalf("a wallet token without an e-mail: %v", err)

@@ -140,6 +140,7 @@ type Tx interface {
 	ChargeRows
 	RefundRows
 	ApprovalRows
+	TransferRows
 	WebhookRows
 	EventRows
 	WorkRows
@@ -260,7 +261,8 @@ type RefundRows interface {
 	PendingCancelFor(ctx context.Context, chargeID uuid.UUID) (bool, error)
 }
 
-// ApprovalRows are what a shopper approves: a 3-D Secure challenge, a wallet payment.
+// ApprovalRows are what a shopper approves: a 3-D Secure challenge, a wallet
+// payment, a konbini payment or a bank transfer.
 type ApprovalRows interface {
 	// Approvals (charging/approval.go): CreateApproval records a new one;
 	// Approval finds one by its key and ApprovalFor the latest of a
@@ -269,6 +271,16 @@ type ApprovalRows interface {
 	Approval(ctx context.Context, key string) (*Approval, error)
 	ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*Approval, error)
 	UpdateApproval(ctx context.Context, a *Approval) error
+}
+
+// TransferRows are the bank transfers' ledgers.
+type TransferRows interface {
+	// AddTransferEntry records a line of a charge's ledger;
+	// LatestTransferEntry reads its last (NOT_FOUND when it has none);
+	// ListTransferEntries pages through them by id.
+	AddTransferEntry(ctx context.Context, e *TransferEntry) error
+	LatestTransferEntry(ctx context.Context, chargeID uuid.UUID) (*TransferEntry, error)
+	ListTransferEntries(ctx context.Context, chargeID uuid.UUID, p ListParams) (Page[*TransferEntry], error)
 }
 
 // WebhookRows are the merchants' webhooks.

@@ -29,6 +29,9 @@ type StoreUpdate struct {
 	ForbiddenCardBrands *[]string
 	RecurringType       *RecurringPrivilege
 	Theme               *Theme
+	KonbiniEnabled      *bool
+	BankTransferEnabled *bool
+	MatchAmount         *MatchAmount
 }
 
 // maxStoreName bounds a store's name.
@@ -80,6 +83,9 @@ func (u *StoreUpdate) Check() error {
 		default:
 			v.Add("recurring_type", ReasonInvalidFormat)
 		}
+	}
+	if u.MatchAmount != nil && !u.MatchAmount.Valid() {
+		v.Add("match_amount", ReasonInvalidFormat)
 	}
 	if t := u.Theme; t != nil {
 		for _, f := range []struct{ name, value string }{

@@ -176,6 +176,9 @@ type IssuerToken struct {
 	ContentType string
 	Payload     map[string]string
 	PaymentType string
+	// Account is a bank transfer's virtual account, which the wire shows
+	// beside the issuer token.
+	Account *VirtualAccount
 }
 
 // The gateway's paths of the sandbox's approval pages; web/sandboxpages serves
@@ -183,6 +186,8 @@ type IssuerToken struct {
 const (
 	ThreeDSPagePath = "/sandbox/3ds/"
 	WalletPagePath  = "/sandbox/wallet/"
+	// SlipPagePath is a konbini's or bank transfer's instructions page.
+	SlipPagePath = "/sandbox/pay/"
 	// WalletQRSuffix follows a wallet page's path for the PNG of its QR
 	// code.
 	WalletQRSuffix = "/qr.png"

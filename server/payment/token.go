@@ -112,8 +112,8 @@ type TransactionToken struct {
 	Card         TokenCard
 	CVVAuthorize CVVAuthorize
 	ThreeDS      ThreeDSSettings
-	// Wallet is an online or QR-merchant token's wallet.
-	Wallet WalletData
+	// Data is what a token of a method other than card holds.
+	Data TokenData
 	// FromBrowser is set when a browser (an app token without its secret)
 	// made the token: only then may a browser charge it, once, at once.
 	FromBrowser bool
@@ -145,8 +145,9 @@ type NewToken struct {
 	Metadata    Metadata
 	IPAddress   string
 	Card        *CardInput
-	// Wallet is the data of an online or QR-merchant token.
-	Wallet  *WalletInput
+	// Data is the data of a token of a method other than card, as the
+	// client sent it.
+	Data    *TokenData
 	ThreeDS *ThreeDSSettings
 }
 

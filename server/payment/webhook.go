@@ -40,6 +40,9 @@ const (
 	EventChargeFinished       = "charge_finished"
 	EventRefundFinished       = "refund_finished"
 	EventCancelFinished       = "cancel_finished"
+	// EventBankTransferStatusUpdated tells of a deposit to a bank
+	// transfer's virtual account (its data a TransferStatus).
+	EventBankTransferStatusUpdated = "bank_transfer_status_updated"
 )
 
 // WebhookTriggers are the triggers a webhook may name: the events above,
@@ -54,6 +57,7 @@ var WebhookTriggers = map[string]string{
 	EventSubscriptionCreated: EventSubscriptionCreated, EventSubscriptionPayment: EventSubscriptionPayment,
 	EventSubscriptionFailure: EventSubscriptionFailure, EventSubscriptionCanceled: EventSubscriptionCanceled,
 	EventSubscriptionSuspended: EventSubscriptionSuspended, EventSubscriptionCompleted: EventSubscriptionCompleted,
+	EventBankTransferStatusUpdated: EventBankTransferStatusUpdated,
 }
 
 // WebhookEvents are the event names Kessai sends.
@@ -61,7 +65,7 @@ func WebhookEvents() []string {
 	return []string{EventTokenCreated, EventTokenUpdated, EventTokenCVVAuthUpdated, EventTokenThreeDSUpdated,
 		EventRecurringTokenDelete, EventChargeUpdated, EventChargeFinished, EventRefundFinished, EventCancelFinished,
 		EventSubscriptionCreated, EventSubscriptionPayment, EventSubscriptionFailure, EventSubscriptionCanceled,
-		EventSubscriptionSuspended, EventSubscriptionCompleted}
+		EventSubscriptionSuspended, EventSubscriptionCompleted, EventBankTransferStatusUpdated}
 }
 
 // Hears reports whether the webhook is to receive an event.

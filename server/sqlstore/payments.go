@@ -16,7 +16,7 @@ import (
 const tokenColumns = `id, store_id, merchant_id, mode, payment_type, type, usage_limit, email, active, used, metadata,
 	customer_id, ip_address, cardholder, exp_month, exp_year, card_bin, last_four, brand, billing,
 	number_key_id, number_sealed, cvc_key_id, cvc_sealed, cvv_authorize, three_ds, from_browser, last_used_on, created_on, updated_on,
-	wallet`
+	data`
 
 func tokenArgs(d Dialect, t *payment.TransactionToken) ([]any, error) {
 	md, err := metadataJSON(t.Metadata)
@@ -35,7 +35,7 @@ func tokenArgs(d Dialect, t *payment.TransactionToken) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	wallet, err := marshal(t.Wallet)
+	data, err := marshal(t.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -49,18 +49,18 @@ func tokenArgs(d Dialect, t *payment.TransactionToken) ([]any, error) {
 		t.UsageLimit, t.Email, t.Active, t.Used, md, customer, t.IPAddress, t.Card.Cardholder, t.Card.ExpMonth,
 		t.Card.ExpYear, t.Card.BIN, t.Card.LastFour, t.Card.Brand, billing, t.Card.SealedNumber.KeyID,
 		sealed, t.Card.SealedCVC.KeyID, t.Card.SealedCVC.Data, cvvAuth, threeDS, t.FromBrowser,
-		nullTime(d, t.LastUsedOn), d.Time(t.CreatedOn), d.Time(t.UpdatedOn), wallet,
+		nullTime(d, t.LastUsedOn), d.Time(t.CreatedOn), d.Time(t.UpdatedOn), data,
 	}, nil
 }
 
 func scanToken(d Dialect, row Row) (*payment.TransactionToken, error) {
 	var t payment.TransactionToken
-	var id, sid, mid, mode, typ, md, customer, billing, cvvAuth, threeDS, wallet string
+	var id, sid, mid, mode, typ, md, customer, billing, cvvAuth, threeDS, data string
 	var lastUsed, created, updated instant
 	err := row.Scan(&id, &sid, &mid, &mode, &t.PaymentType, &typ, &t.UsageLimit, &t.Email, &t.Active, &t.Used, &md,
 		&customer, &t.IPAddress, &t.Card.Cardholder, &t.Card.ExpMonth, &t.Card.ExpYear, &t.Card.BIN, &t.Card.LastFour,
 		&t.Card.Brand, &billing, &t.Card.SealedNumber.KeyID, &t.Card.SealedNumber.Data, &t.Card.SealedCVC.KeyID,
-		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &t.FromBrowser, &lastUsed, &created, &updated, &wallet)
+		&t.Card.SealedCVC.Data, &cvvAuth, &threeDS, &t.FromBrowser, &lastUsed, &created, &updated, &data)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func scanToken(d Dialect, row Row) (*payment.TransactionToken, error) {
 	if err := json.Unmarshal([]byte(threeDS), &t.ThreeDS); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(wallet), &t.Wallet); err != nil {
+	if err := json.Unmarshal([]byte(data), &t.Data); err != nil {
 		return nil, err
 	}
 	if len(t.Card.SealedNumber.Data) == 0 {
@@ -584,23 +584,37 @@ func (t *Tx) ListLedger(ctx context.Context, f payment.LedgerFilter, p payment.L
 // ---- approvals
 
 const approvalColumns = `key, kind, resource_type, resource_id, store_id, merchant_id, mode, brand, call_method,
-	amount, currency, last_four, tries, status, expires_on, created_on, updated_on`
+	amount, currency, last_four, tries, status, expires_on, created_on, updated_on, slip`
 
-func approvalArgs(d Dialect, a *payment.Approval) []any {
+func approvalArgs(d Dialect, a *payment.Approval) ([]any, error) {
+	// A time in the slip's document is kept as the columns keep theirs:
+	// in UTC, to the microsecond.
+	sl := a.Slip
+	if sl.ExtendedOn != nil {
+		t := sl.ExtendedOn.UTC().Truncate(time.Microsecond)
+		sl.ExtendedOn = &t
+	}
+	slip, err := marshal(sl)
+	if err != nil {
+		return nil, err
+	}
 	return []any{
 		a.Key, string(a.Kind), a.ResourceType, d.ID(a.ResourceID), d.ID(a.StoreID), d.ID(a.MerchantID),
 		string(a.Mode), a.Brand, a.CallMethod, a.Amount, a.Currency, a.LastFour, a.Tries, string(a.Status),
-		d.Time(a.ExpiresOn), d.Time(a.CreatedOn), d.Time(a.UpdatedOn),
-	}
+		d.Time(a.ExpiresOn), d.Time(a.CreatedOn), d.Time(a.UpdatedOn), slip,
+	}, nil
 }
 
 func scanApproval(d Dialect, row Row) (*payment.Approval, error) {
 	var a payment.Approval
-	var kind, rid, sid, mid, mode, status string
+	var kind, rid, sid, mid, mode, status, slip string
 	var expires, created, updated instant
 	err := row.Scan(&a.Key, &kind, &a.ResourceType, &rid, &sid, &mid, &mode, &a.Brand, &a.CallMethod,
-		&a.Amount, &a.Currency, &a.LastFour, &a.Tries, &status, &expires, &created, &updated)
+		&a.Amount, &a.Currency, &a.LastFour, &a.Tries, &status, &expires, &created, &updated, &slip)
 	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(slip), &a.Slip); err != nil {
 		return nil, err
 	}
 	ids := idColumns{d: d, table: "approvals"}
@@ -614,8 +628,11 @@ func scanApproval(d Dialect, row Row) (*payment.Approval, error) {
 }
 
 func (t *Tx) CreateApproval(ctx context.Context, a *payment.Approval) error {
-	args := approvalArgs(t.d, a)
-	_, err := t.q.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	args, err := approvalArgs(t.d, a)
+	if err != nil {
+		return err
+	}
+	_, err = t.q.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`) VALUES (`+placeholders(len(args))+`)`, args...)
 	return err
 }
 
@@ -641,8 +658,56 @@ func (t *Tx) ApprovalFor(ctx context.Context, resourceID uuid.UUID) (*payment.Ap
 }
 
 func (t *Tx) UpdateApproval(ctx context.Context, a *payment.Approval) error {
-	args := approvalArgs(t.d, a)
-	_, err := t.q.ExecContext(ctx, `UPDATE approvals SET (`+approvalColumns+`) = (`+placeholders(len(args))+`) WHERE key = ?`,
+	args, err := approvalArgs(t.d, a)
+	if err != nil {
+		return err
+	}
+	_, err = t.q.ExecContext(ctx, `UPDATE approvals SET (`+approvalColumns+`) = (`+placeholders(len(args))+`) WHERE key = ?`,
 		append(args, a.Key)...)
 	return err
+}
+
+// ---- bank transfers' ledgers
+
+const transferColumns = `id, charge_id, store_id, merchant_id, mode, kind, amount, balance, deposited, currency,
+	payment_status, virtual_account_id, created_on`
+
+func (t *Tx) AddTransferEntry(ctx context.Context, e *payment.TransferEntry) error {
+	_, err := t.q.ExecContext(ctx, `INSERT INTO transfer_ledger (`+transferColumns+`) VALUES (`+placeholders(13)+`)`,
+		t.d.ID(e.ID), t.d.ID(e.ChargeID), t.d.ID(e.StoreID), t.d.ID(e.MerchantID), string(e.Mode), string(e.Kind),
+		e.Amount, e.Balance, e.Deposited, e.Currency, string(e.PaymentStatus), e.VirtualAccountID, t.d.Time(e.CreatedOn))
+	return err
+}
+
+func scanTransferEntry(d Dialect, row Row) (*payment.TransferEntry, error) {
+	var e payment.TransferEntry
+	var id, cid, sid, mid, mode, kind, status string
+	var created instant
+	err := row.Scan(&id, &cid, &sid, &mid, &mode, &kind, &e.Amount, &e.Balance, &e.Deposited, &e.Currency,
+		&status, &e.VirtualAccountID, &created)
+	if err != nil {
+		return nil, err
+	}
+	ids := idColumns{d: d, table: "transfer_ledger"}
+	e.ID, e.ChargeID = ids.parse("id", id), ids.parse("charge_id", cid)
+	if e.StoreID, e.MerchantID = ids.parse("store_id", sid), ids.parse("merchant_id", mid); ids.err != nil {
+		return nil, ids.err
+	}
+	e.Mode, e.Kind, e.PaymentStatus = payment.Mode(mode), payment.TransferEntryKind(kind), payment.TransferPaymentStatus(status)
+	e.CreatedOn = created.t
+	return &e, nil
+}
+
+func (t *Tx) LatestTransferEntry(ctx context.Context, chargeID uuid.UUID) (*payment.TransferEntry, error) {
+	row := t.q.QueryRowContext(ctx, `SELECT `+transferColumns+` FROM transfer_ledger WHERE charge_id = ? ORDER BY id DESC LIMIT 1`,
+		t.d.ID(chargeID))
+	e, err := scanTransferEntry(t.d, row)
+	if err != nil {
+		return nil, notFound(err, "bank transfer ledger")
+	}
+	return e, nil
+}
+
+func (t *Tx) ListTransferEntries(ctx context.Context, chargeID uuid.UUID, p payment.ListParams) (payment.Page[*payment.TransferEntry], error) {
+	return listPage(ctx, t, transferColumns, "transfer_ledger", "charge_id = ?", []any{t.d.ID(chargeID)}, p, scanTransferEntry)
 }

@@ -110,6 +110,7 @@ func fullStore(merchantID uuid.UUID) *payment.Store {
 			CardEnabled: true, ThreeDSRequired: true, Currencies: []string{"JPY", "USD", "EUR"},
 			LogoImage:           "https://cdn.example/kessai-coffee.png",
 			ForbiddenCardBrands: []string{"jcb", "maestro"}, RecurringType: payment.RecurringBounded,
+			KonbiniOff: true, BankTransferOff: true, MatchAmount: payment.MatchExact,
 			Theme: payment.Theme{
 				MainBackground: "#010203", SecondaryBackground: "#040506", MainColor: "#070809", MainText: "#0a0b0c",
 				PrimaryText: "#0d0e0f", SecondaryText: "#101112", BaseText: "#131415", BodyBackground: "#161718",

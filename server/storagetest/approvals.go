@@ -45,8 +45,18 @@ func newApproval(st *payment.Store, resourceID uuid.UUID, key string, i int) *pa
 		Amount: 12_345_678_901 + int64(i), Currency: "JPY", LastFour: "4242",
 		Tries: 2, Status: payment.ApprovalAwaiting,
 		ExpiresOn: at(i + 300), CreatedOn: at(i), UpdatedOn: at(i + 1),
+		Slip: payment.PaymentSlip{
+			ConvenienceStore: "seven_eleven", PaymentNumber: "1234567890123", ConfirmationNumber: "000042",
+			CustomerName: "山田 太郎", Extensions: 2, ExtendedOn: ptrTime(at(i + 2)), Deposited: 9_007_199_254_740_993,
+			VirtualAccount: &payment.VirtualAccount{
+				AccountID: "va-1", BankCode: "0310", BankName: "GMOあおぞらネット銀行", BranchCode: "101",
+				BranchName: "法人営業部", AccountType: "ordinary", AccountNumber: "1234567", AccountHolderName: "ケッサイ",
+			},
+		},
 	}
 }
+
+func ptrTime(t time.Time) *time.Time { return &t }
 
 // approvalFixed are the approval's fields an update never changes: the key
 // names the approval. UpdateApproval writes every other field.
@@ -62,6 +72,14 @@ func changedApproval(a *payment.Approval, st *payment.Store) *payment.Approval {
 	c.Amount, c.Currency, c.LastFour = 1, "USD", "0005"
 	c.Tries, c.Status = 3, payment.ApprovalFailed
 	c.ExpiresOn, c.CreatedOn, c.UpdatedOn = at(1300), at(1000), at(1001)
+	c.Slip = payment.PaymentSlip{
+		ConvenienceStore: "lawson", PaymentNumber: "99", ConfirmationNumber: "1", CustomerName: "Hanako", Extensions: 3,
+		ExtendedOn: ptrTime(at(1002)), Deposited: 1,
+		VirtualAccount: &payment.VirtualAccount{
+			AccountID: "va-2", BankCode: "9999", BankName: "テスト銀行", BranchCode: "001", BranchName: "本店",
+			AccountType: "current", AccountNumber: "7654321", AccountHolderName: "CHANGED",
+		},
+	}
 	return &c
 }
 

@@ -110,6 +110,7 @@ func Run(t *testing.T, open func(t *testing.T) payment.Storage) {
 		{"Approvals", testApprovals},
 		{"ApprovalFor", testApprovalFor},
 		{"ApprovalRollback", testApprovalRollback},
+		{"TransferLedger", testTransferLedger},
 		{"Webhooks", testWebhooks},
 		{"ListWebhooks", testListWebhooks},
 		{"WebhookURLTaken", testWebhookURLTaken},

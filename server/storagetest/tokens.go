@@ -1,6 +1,8 @@
 package storagetest
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,9 +70,17 @@ func newToken(st *payment.Store, i int) *payment.TransactionToken {
 				Detail: `the 3-D Secure authentication was "canceled"`},
 			External: externalThreeDS(i),
 		},
-		// A card token has no wallet; the engine stores one all the same.
-		Wallet: payment.WalletData{
+		// A card token has no other method's data; the engine stores it
+		// all the same, as one document.
+		Data: payment.TokenData{
 			Brand: "pay_pay_online", CallMethod: "app", OSType: "android", UserIdentifier: fmt.Sprintf("user-%d@wallet.example", i),
+			CustomerName: "山田 \"太郎\" " + fmt.Sprint(i), ConvenienceStore: "daily_yamazaki",
+			PhoneNumber: &payment.Phone{CountryCode: 81, LocalNumber: "0312345678"}, ExpirationPeriod: 169 * time.Hour,
+			ExpirationTimeShift: "23:59:59+09:00",
+			VirtualAccount: &payment.VirtualAccount{
+				AccountID: fmt.Sprint("va-", i), BankCode: "0310", BankName: "GMOあおぞらネット銀行", BranchCode: "101",
+				BranchName: "法人営業部", AccountType: "ordinary", AccountNumber: "1234567", AccountHolderName: "ケッサイ コーヒー",
+			},
 		},
 		FromBrowser: true, Used: true, LastUsedOn: &lastUsed, CreatedOn: at(i), UpdatedOn: at(i + 1),
 	}
@@ -113,7 +123,15 @@ func changedToken(tok *payment.TransactionToken) *payment.TransactionToken {
 		Status: payment.ThreeDSSuccessful, Exempted: false, External: changedExternalThreeDS(),
 		Error: &payment.PaymentError{Code: payment.ErrRejectedAfter3DS, Message: "CARD_REJECTED", Detail: "rejected after 3-D Secure"},
 	}
-	c.Wallet = payment.WalletData{Brand: "alipay_online", CallMethod: "web", OSType: "ios", UserIdentifier: "changed"}
+	c.Data = payment.TokenData{
+		Brand: "alipay_online", CallMethod: "web", OSType: "ios", UserIdentifier: "changed", CustomerName: "Hanako",
+		ConvenienceStore: "lawson", PhoneNumber: &payment.Phone{CountryCode: 1, LocalNumber: "2025550123"},
+		ExpirationPeriod: 720 * time.Hour, ExpirationTimeShift: "09:00:00+09:00",
+		VirtualAccount: &payment.VirtualAccount{
+			AccountID: "va-changed", BankCode: "9999", BankName: "テスト銀行", BranchCode: "001", BranchName: "本店",
+			AccountType: "current", AccountNumber: "7654321", AccountHolderName: "CHANGED",
+		},
+	}
 	c.FromBrowser, c.Used, c.LastUsedOn, c.UpdatedOn = false, false, &lastUsed, at(901)
 	return &c
 }
@@ -174,7 +192,7 @@ func testTokens(t *testing.T, s payment.Storage) {
 		cleared.Card.SealedCVC = payment.Sealed{}
 		cleared.Metadata = payment.Metadata{}
 		cleared.ThreeDS.Error, cleared.ThreeDS.External = nil, nil
-		cleared.Wallet = payment.WalletData{}
+		cleared.Data = payment.TokenData{}
 		update(t, s, func(ctx context.Context, tx payment.Tx) error { return tx.UpdateToken(ctx, cleared) })
 		got := readToken(t, s, tok.ID)
 		checkSame(t, got, cleared)
@@ -202,9 +220,9 @@ func testTokens(t *testing.T, s payment.Storage) {
 
 // walletToken is an online or QR-merchant token of st: a wallet and no
 // card, so no sealed number (nil), no CVV authorisation and no 3-D Secure.
-func walletToken(st *payment.Store, i int, paymentType string, wallet payment.WalletData) *payment.TransactionToken {
+func walletToken(st *payment.Store, i int, paymentType string, wallet payment.TokenData) *payment.TransactionToken {
 	tok := newToken(st, i)
-	tok.PaymentType, tok.Type, tok.UsageLimit, tok.Wallet = paymentType, payment.OneTime, "", wallet
+	tok.PaymentType, tok.Type, tok.UsageLimit, tok.Data = paymentType, payment.OneTime, "", wallet
 	tok.Card, tok.CVVAuthorize, tok.ThreeDS = payment.TokenCard{}, payment.CVVAuthorize{}, payment.ThreeDSSettings{}
 	return tok
 }
@@ -217,19 +235,19 @@ func walletToken(st *payment.Store, i int, paymentType string, wallet payment.Wa
 func testTokenShapes(t *testing.T, s payment.Storage) {
 	w := newTenants(t, s)
 	card := newToken(w.st, 1)
-	card.Wallet = payment.WalletData{}
+	card.Data = payment.TokenData{}
 	cases := []struct {
 		name string
 		tok  *payment.TransactionToken
 	}{
 		{"CardWithoutWallet", card},
-		{"Online", walletToken(w.st, 2, payment.PaymentTypeOnline, payment.WalletData{
+		{"Online", walletToken(w.st, 2, payment.PaymentTypeOnline, payment.TokenData{
 			Brand: "we_chat_online", CallMethod: "sdk", OSType: "ios", UserIdentifier: "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o",
 		})},
-		{"OnlineWithoutOS", walletToken(w.st, 3, payment.PaymentTypeOnline, payment.WalletData{
+		{"OnlineWithoutOS", walletToken(w.st, 3, payment.PaymentTypeOnline, payment.TokenData{
 			Brand: "alipay_online", CallMethod: "http_post",
 		})},
-		{"QRMerchant", walletToken(w.st, 4, payment.PaymentTypeQRMerchant, payment.WalletData{Brand: "pay_pay_merchant"})},
+		{"QRMerchant", walletToken(w.st, 4, payment.PaymentTypeQRMerchant, payment.TokenData{Brand: "pay_pay_merchant"})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

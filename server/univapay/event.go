@@ -23,6 +23,8 @@ func EncodeEvent(resource any) (json.RawMessage, error) {
 		v = CancelOf(r)
 	case *payment.Subscription:
 		v = SubscriptionOf(r)
+	case *payment.TransferStatus:
+		v = TransferStatusOf(r)
 	default:
 		return nil, fmt.Errorf("univapay: no wire format for an event's %T", resource)
 	}

@@ -96,7 +96,8 @@ type Token struct {
 	CreatedOn   Time             `json:"created_on"`
 	UpdatedOn   Time             `json:"updated_on"`
 	LastUsedOn  *Time            `json:"last_used_on"`
-	// Data is CardData, OnlineData or QRData, as the payment type has it.
+	// Data is CardData, OnlineData, QRData, KonbiniData or
+	// BankTransferData, as the payment type has it.
 	Data any `json:"data"`
 }
 
@@ -139,12 +140,18 @@ func TokenOf(t *payment.TransactionToken) Token {
 	switch t.PaymentType {
 	case payment.PaymentTypeOnline:
 		w.Data = OnlineData{
-			Brand: t.Wallet.Brand, CallMethod: t.Wallet.CallMethod, OSType: optionalString(t.Wallet.OSType),
-			UserIdentifier: optionalString(t.Wallet.UserIdentifier),
+			Brand: t.Data.Brand, CallMethod: t.Data.CallMethod, OSType: optionalString(t.Data.OSType),
+			UserIdentifier: optionalString(t.Data.UserIdentifier),
 		}
 		return w
 	case payment.PaymentTypeQRMerchant:
-		w.Data = QRData{Brand: t.Wallet.Brand}
+		w.Data = QRData{Brand: t.Data.Brand}
+		return w
+	case payment.PaymentTypeKonbini:
+		w.Data = konbiniDataOf(t.Data)
+		return w
+	case payment.PaymentTypeBankTransfer:
+		w.Data = bankTransferDataOf(t.Data)
 		return w
 	}
 	w.Data = CardData{

@@ -175,7 +175,7 @@ func approvalOutcome(ap *payment.Approval, action payment.ApprovalAction, code s
 //     ends through moveCharge, with its effects;
 //   - a token's challenge: its 3-D Secure status becomes successful or
 //     failed, and its three_ds event is recorded.
-func (s *Service) settleApproval(ctx context.Context, tx *outbox.Tx, ap *payment.Approval, outcome payment.ApprovalStatus, now time.Time) error {
+func (s *core) settleApproval(ctx context.Context, tx *outbox.Tx, ap *payment.Approval, outcome payment.ApprovalStatus, now time.Time) error {
 	ap.Status, ap.UpdatedOn = outcome, now
 	// The expiry item stays queued: when it comes due it finds the
 	// approval ended and does nothing.

@@ -142,8 +142,15 @@ func storeAllowsToken(st payment.StoreSettings, tok *payment.TransactionToken) e
 	return nil
 }
 
-// checkCharge: a card takes every charge the shared rules take.
-func (cardMethod) checkCharge(*payment.TransactionToken, *payment.NewCharge) error { return nil }
+// checkCharge: a card takes every charge the shared rules take, with a
+// capture_at (when its authorisation is captured) within the window an
+// authorisation lasts.
+func (cardMethod) checkCharge(_ *payment.TransactionToken, p *payment.NewCharge, now time.Time) error {
+	if p != nil && p.CaptureAt != nil && !captureAtAllowed(*p.CaptureAt, now) {
+		return payment.Invalid("capture_at", "INVALID_SCHEDULED_CAPTURE_DATE")
+	}
+	return nil
+}
 
 func (cardMethod) instrument(s *core, tok *payment.TransactionToken) (payment.CardDetails, error) {
 	return s.openCard(tok)
@@ -324,6 +331,6 @@ func (cardMethod) issuerToken(string, *payment.Charge, *payment.Approval) *payme
 
 func (cardMethod) qrImage(string, *payment.Approval) string { return "" }
 
-func (cardMethod) checkRefund(*payment.Charge) error { return nil }
+func (cardMethod) checkRefund(*payment.Charge, int64, int64) error { return nil }
 
 func (cardMethod) checkCancel(*payment.Charge) error { return nil }

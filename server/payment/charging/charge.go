@@ -63,9 +63,6 @@ func (s *Service) CreateCharge(ctx context.Context, c *payment.Caller, p payment
 		return nil, err
 	}
 	now := s.clock.Now()
-	if p.CaptureAt != nil && !captureAtAllowed(*p.CaptureAt, now) {
-		return nil, payment.Invalid("capture_at", "INVALID_SCHEDULED_CAPTURE_DATE")
-	}
 	ch := &payment.Charge{
 		ID:                    payment.NewID(),
 		StoreID:               storeID,
@@ -171,7 +168,7 @@ func (s *Service) PlaceCharge(ctx context.Context, tx *outbox.Tx, o ChargeOrder)
 	if o.request == nil && !m.traits().subscriptions {
 		return payment.Errorf(payment.CodeNotSubscriptionToken, "subscriptions are charged to cards")
 	}
-	if err := m.checkCharge(tok, o.request); err != nil {
+	if err := m.checkCharge(tok, o.request, now); err != nil {
 		return err
 	}
 	ch.TokenType, ch.PaymentType, ch.CardLastFour, ch.Email = tok.Type, tok.PaymentType, tok.Card.LastFour, tok.Email

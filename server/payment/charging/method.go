@@ -16,14 +16,18 @@ import (
 // cancels) asks the method of a token or charge (methodOf) and never
 // compares payment types.
 //
-// To add a method (konbini, bank transfer):
+// To add a method:
 //   - write a file with a type that implements paymentMethod, and add it
 //     to paymentMethods;
-//   - give its token data a field of NewToken and TransactionToken (as
-//     Card and Wallet are), stored by the engines;
+//   - give its token data fields of payment.TokenData (the storage keeps
+//     that as one document: no engine changes);
 //   - give the API its wire shapes, and the sandbox the page of its
 //     approval kind (what the shopper is shown while the charge awaits
 //     them, and the actions approvalOutcome takes).
+//
+// Konbini and bank transfer were added so (konbini.go, banktransfer.go,
+// over what they share in slip.go); a bank transfer's deposits are an
+// optional part of the seam (depositTaker).
 //
 // A method whose charges wait for their shopper does so through
 // awaitShopper: the charge awaits, with an Approval of the method's kind
@@ -51,10 +55,10 @@ type paymentMethod interface {
 	// and 3-D Secure), in its transaction, after it is written.
 	startToken(ctx context.Context, tx *outbox.Tx, tok *payment.TransactionToken, now time.Time) error
 
-	// checkCharge says whether a charge on tok may be made as p asks
-	// (capture, 3-D Secure, currency, amount); p is nil for a
-	// subscription's charge, which the gateway makes itself.
-	checkCharge(tok *payment.TransactionToken, p *payment.NewCharge) error
+	// checkCharge says whether a charge on tok may be made at now as p
+	// asks (capture, capture_at, 3-D Secure, currency, amount); p is nil
+	// for a subscription's charge, which the gateway makes itself.
+	checkCharge(tok *payment.TransactionToken, p *payment.NewCharge, now time.Time) error
 	// instrument is what the processor is given of a token for its calls
 	// (a card's number, opened from the vault; nothing for a wallet).
 	instrument(s *core, tok *payment.TransactionToken) (payment.CardDetails, error)
@@ -87,9 +91,11 @@ type paymentMethod interface {
 	// awaitsMerchantQR.
 	qrImage(origin string, ap *payment.Approval) string
 
-	// checkRefund says why a successful charge of this type cannot be
-	// refunded, nil when it can.
-	checkRefund(ch *payment.Charge) error
+	// checkRefund says why amount cannot be refunded of a successful
+	// charge of this type of which refunded is already refunded, nil
+	// when it can as far as the method goes (the shared rules bound
+	// every refund by the charged amount).
+	checkRefund(ch *payment.Charge, amount, refunded int64) error
 	// checkCancel says why a charge of this type cannot be canceled, nil
 	// when the shared rules decide (an awaiting charge is withdrawn, an
 	// authorisation voided).
@@ -107,6 +113,9 @@ type methodTraits struct {
 	duplicates bool
 	// awaits is how the shopper of a charge awaiting them is reached.
 	awaits awaitKind
+	// deadline: its charges await their shopper until a payment deadline
+	// that the merchant may read (…/expiry/latest) and extend.
+	deadline bool
 }
 
 // awaitKind is how the shopper of an awaiting charge is reached, which
@@ -127,7 +136,7 @@ const (
 
 // paymentMethods are the payment types Kessai takes, in the order the
 // approval kinds are looked up in.
-var paymentMethods = []paymentMethod{cardMethod{}, onlineMethod{}, qrMerchantMethod{}}
+var paymentMethods = []paymentMethod{cardMethod{}, onlineMethod{}, qrMerchantMethod{}, konbiniMethod{}, bankTransferMethod{}}
 
 // lookupMethod is the method of a payment type, if Kessai takes it.
 func lookupMethod(paymentType string) (paymentMethod, bool) {
@@ -167,8 +176,10 @@ func approvalMethod(kind payment.ApprovalKind) (paymentMethod, error) {
 // awaitShopper puts a pending charge in wait of its shopper, as the
 // worker's authorize item w of a method that does not authorise at once:
 // the charge awaits (moveCharge, with its effects), with the approval
-// that approval describes for it, which the gateway ends after ttl.
-func (s *core) awaitShopper(ctx context.Context, w payment.Work, approval func(ch *payment.Charge) *payment.Approval, ttl time.Duration) error {
+// that approval describes for it at now, which the gateway ends after
+// ttl. approval may also set what the charge shows of it (a deadline's
+// capture_at) before the charge is written.
+func (s *core) awaitShopper(ctx context.Context, w payment.Work, approval func(ch *payment.Charge, now time.Time) (ap *payment.Approval, ttl time.Duration)) error {
 	err := s.db.Update(ctx, func(tx *outbox.Tx) error {
 		if err := tx.CompleteWork(ctx, w); err != nil {
 			return err
@@ -178,11 +189,12 @@ func (s *core) awaitShopper(ctx context.Context, w payment.Work, approval func(c
 			return err
 		}
 		now := s.clock.Now()
+		ap, ttl := approval(ch, now)
 		ch.Status, ch.UpdatedOn = payment.ChargeAwaiting, now
 		if err := s.moveCharge(ctx, tx, ch, payment.ChargePending); err != nil {
 			return err
 		}
-		if err := startApproval(ctx, tx, approval(ch), ttl, now); err != nil {
+		if err := startApproval(ctx, tx, ap, ttl, now); err != nil {
 			return err
 		}
 		return tx.PutLedgerEntry(ctx, chargeLedgerEntry(ch))

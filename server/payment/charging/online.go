@@ -40,7 +40,7 @@ func (onlineMethod) checkToken(v *payment.Validation, p *payment.NewToken, _ tim
 
 // checkCallMethod validates how the shopper's device reaches the wallet,
 // and fills in the default call method.
-func checkCallMethod(v *payment.Validation, p *payment.NewToken, w *payment.WalletInput) {
+func checkCallMethod(v *payment.Validation, p *payment.NewToken, w *payment.TokenData) {
 	if w.CallMethod == "" {
 		w.CallMethod = defaultCallMethod
 	}

@@ -46,18 +46,18 @@ func (s *Refunds) CreateRefund(ctx context.Context, c *payment.Caller, storeID, 
 		if ch.Status != payment.ChargeSuccessful || ch.ChargedAmount == nil {
 			return payment.Errorf(payment.CodeCannotRefundUnsuccessful, "only successful charges can be refunded")
 		}
-		m, err := methodOf(ch.PaymentType)
-		if err != nil {
-			return err
-		}
-		if err := m.checkRefund(ch); err != nil {
-			return err
-		}
 		if !sameCurrency(p.Currency, ch.Currency) {
 			return payment.Errorf(payment.CodeCurrencyMustMatchCharge, "refund currency differs from the charge's")
 		}
 		refunded, err := tx.RefundedAmount(ctx, ch.ID)
 		if err != nil {
+			return err
+		}
+		m, err := methodOf(ch.PaymentType)
+		if err != nil {
+			return err
+		}
+		if err := m.checkRefund(ch, p.Amount, refunded); err != nil {
 			return err
 		}
 		// Both are bounded and refunded never exceeds the charged amount,

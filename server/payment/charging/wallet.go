@@ -20,14 +20,14 @@ type walletMethod struct{}
 // only (the shopper approves each payment in the wallet), no card data,
 // and one of the wallet's brands. It returns the wallet's data, nil when
 // there is none.
-func checkWallet(v *payment.Validation, p *payment.NewToken, brands []string) *payment.WalletInput {
+func checkWallet(v *payment.Validation, p *payment.NewToken, brands []string) *payment.TokenData {
 	if p.Type != payment.OneTime {
 		v.Add("type", "ONE_TIME_ONLY_ALLOWED")
 	}
 	if p.Card != nil {
 		v.Add("data.card_number", "FORBIDDEN_PARAMETER")
 	}
-	w := p.Wallet
+	w := p.Data
 	if w == nil {
 		v.Add("data", payment.ReasonRequired)
 		return nil
@@ -49,7 +49,7 @@ func forbidThreeDS(v *payment.Validation, p *payment.NewToken) {
 }
 
 func (walletMethod) newToken(_ *core, _ *payment.Caller, p *payment.NewToken, tok *payment.TransactionToken) error {
-	tok.Wallet = *p.Wallet
+	tok.Data = *p.Data
 	return nil
 }
 
@@ -65,7 +65,7 @@ func (walletMethod) startToken(context.Context, *outbox.Tx, *payment.Transaction
 
 // checkCharge refuses what a wallet charge cannot do: authorise without
 // capturing, and 3-D Secure, both card matters.
-func (walletMethod) checkCharge(_ *payment.TransactionToken, p *payment.NewCharge) error {
+func (walletMethod) checkCharge(_ *payment.TransactionToken, p *payment.NewCharge, _ time.Time) error {
 	var v payment.Validation
 	if p.Capture != nil && !*p.Capture {
 		v.Add("capture", "CAPTURE_ONLY_FOR_CARD_PAYMENT")
@@ -88,13 +88,13 @@ func (walletMethod) instrument(*core, *payment.TransactionToken) (payment.CardDe
 // awaits the shopper, who pays on the wallet's page until the payment
 // expires.
 func (walletMethod) authorize(ctx context.Context, s *core, w payment.Work, _ *payment.Charge, tok *payment.TransactionToken, _ payment.CardDetails) error {
-	return s.awaitShopper(ctx, w, func(ch *payment.Charge) *payment.Approval {
+	return s.awaitShopper(ctx, w, func(ch *payment.Charge, _ time.Time) (*payment.Approval, time.Duration) {
 		return &payment.Approval{
 			Kind: payment.ApprovalWallet, ResourceType: payment.ResourceCharge, ResourceID: ch.ID, StoreID: ch.StoreID,
-			MerchantID: ch.MerchantID, Mode: ch.Mode, Brand: tok.Wallet.Brand, CallMethod: tok.Wallet.CallMethod,
+			MerchantID: ch.MerchantID, Mode: ch.Mode, Brand: tok.Data.Brand, CallMethod: tok.Data.CallMethod,
 			Amount: ch.RequestedAmount, Currency: ch.Currency,
-		}
-	}, s.walletExpiry)
+		}, s.walletExpiry
+	})
 }
 
 func (walletMethod) approvalKind() payment.ApprovalKind { return payment.ApprovalWallet }
@@ -132,6 +132,6 @@ func (walletMethod) settleCharge(ch *payment.Charge, _ *payment.Approval, outcom
 	return false
 }
 
-func (walletMethod) checkRefund(*payment.Charge) error { return nil }
+func (walletMethod) checkRefund(*payment.Charge, int64, int64) error { return nil }
 
 func (walletMethod) checkCancel(*payment.Charge) error { return nil }

@@ -47,6 +47,15 @@ func (s *Service) UpdateStore(ctx context.Context, c *payment.Caller, storeID uu
 		if u.Theme != nil {
 			st.Settings.Theme = *u.Theme
 		}
+		if u.KonbiniEnabled != nil {
+			st.Settings.KonbiniOff = !*u.KonbiniEnabled
+		}
+		if u.BankTransferEnabled != nil {
+			st.Settings.BankTransferOff = !*u.BankTransferEnabled
+		}
+		if u.MatchAmount != nil {
+			st.Settings.MatchAmount = *u.MatchAmount
+		}
 		return tx.UpdateStore(ctx, st)
 	})
 	return st, err
