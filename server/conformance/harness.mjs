@@ -384,6 +384,10 @@ async function client(target, processes, release) {
     stop,
     pid: target.pid,
     pids: processes.map((p) => p.pid),
+    // Each process's own address, the one that seeded the demo account
+    // first: a test may make something through one and read it through
+    // another.
+    endpoints: processes.map((p) => p.endpoint),
   };
 }
 

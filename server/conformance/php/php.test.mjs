@@ -41,6 +41,7 @@ const EVENTS = [
   "subscription_canceled",
   "subscription_suspended",
   "subscription_completed",
+  "bank_transfer_status_updated",
 ];
 
 /**
