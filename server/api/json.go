@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,7 +206,9 @@ func (a amountJSON) ptr() *int64 {
 }
 
 // countryCodeJSON is a phone number's country code: a number, or a string
-// of digits as PHP's SDK sends it ("81"). The domain checks its range; a
+// of digits as PHP's SDK sends it ("81"), with the international prefix's
+// plus or not ("+81", as a merchant writes it and the Node SDK passes it
+// on). The domain checks its range; a
 // null is no code, which it refuses.
 type countryCodeJSON int
 
@@ -214,10 +217,32 @@ func (c *countryCodeJSON) UnmarshalJSON(b []byte) error {
 		*c = 0
 		return nil
 	}
+	b = withoutPlus(b)
 	n, ok := jsonInteger(b)
 	if !ok || int64(int(n)) != n {
 		return &json.UnmarshalTypeError{Value: "country code", Type: reflect.TypeFor[int]()}
 	}
 	*c = countryCodeJSON(n)
 	return nil
+}
+
+// withoutPlus is the JSON string b without the plus of an international
+// prefix that starts it ("+81" → "81"); any other value is left as it is.
+func withoutPlus(b []byte) []byte {
+	if len(b) == 0 || b[0] != '"' {
+		return b
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return b
+	}
+	rest, ok := strings.CutPrefix(s, "+")
+	if !ok || rest == "" || rest[0] < '1' || rest[0] > '9' {
+		return b
+	}
+	out, err := json.Marshal(rest)
+	if err != nil {
+		return b
+	}
+	return out
 }
