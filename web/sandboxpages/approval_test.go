@@ -90,10 +90,10 @@ func (f *sandboxFixture) walletCharge(t testing.TB, brand, callMethod, redirect 
 	t.Helper()
 	ctx := context.Background()
 	nt := payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
-		IPAddress: "203.0.113.7", Wallet: &payment.WalletInput{Brand: brand, CallMethod: callMethod}}
+		IPAddress: "203.0.113.7", Data: &payment.TokenData{Brand: brand, CallMethod: callMethod}}
 	qrMerchant := strings.HasSuffix(brand, "_merchant") || brand == "alipay_merchant_qr" || brand == "we_chat_mpm"
 	if qrMerchant {
-		nt.PaymentType, nt.Wallet.CallMethod = payment.PaymentTypeQRMerchant, ""
+		nt.PaymentType, nt.Data.CallMethod = payment.PaymentTypeQRMerchant, ""
 	}
 	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, nt)
 	if err != nil {
@@ -366,7 +366,7 @@ func TestSandboxWalletSDKKey(t *testing.T) {
 	f := newSandboxFixture(t)
 	ctx := context.Background()
 	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
-		Wallet: &payment.WalletInput{Brand: "alipay_plus_online", CallMethod: "sdk", OSType: "ios"}})
+		Data: &payment.TokenData{Brand: "alipay_plus_online", CallMethod: "sdk", OSType: "ios"}})
 	if err != nil {
 		t.Fatal(err)
 	}
