@@ -44,10 +44,17 @@ type sandboxFixture struct {
 
 func newSandboxFixture(t testing.TB) *sandboxFixture {
 	t.Helper()
+	return newSandboxFixtureOn(t, nil)
+}
+
+// newSandboxFixtureOn is newSandboxFixture with another acquirer than the
+// sandbox's (nil is the sandbox's).
+func newSandboxFixtureOn(t testing.TB, processor payment.Processor) *sandboxFixture {
+	t.Helper()
 	// Far from the wall clock: a page reading the wall clock instead of
 	// the service's would show.
 	clock := kessaitest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
-	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: testGateway})
+	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: testGateway, Processor: processor})
 	demo := st.SeedDemo(t, "shop.example", "*.shop-cdn.example")
 	h, err := New(Config{Service: st.Service.Pages(), PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
