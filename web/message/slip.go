@@ -186,7 +186,13 @@ var Slip = newTable("sandbox instructions", map[string]Text{
 	},
 	"sim_pay":      {"Pay at the counter", "店頭で支払う"},
 	"sim_pay_hint": {"The store takes the money: the charge succeeds.", "店舗で支払われ、決済が成功します。"},
-	"sim_expire":   {"Let the deadline pass", "支払期限を過ぎさせる"},
+	"sim_lead_pay_easy": {
+		"A real shopper pays at an ATM or in online banking; these buttons stand in for that. They appear on test-mode payments only, never on a live one.",
+		"実際には購入者がATMまたはインターネットバンキングで支払います。このボタンはその代わりです。テストモードの決済にのみ表示され、本番の決済には表示されません。",
+	},
+	"sim_pay_pay_easy":      {"Pay at the ATM", "ATMで支払う"},
+	"sim_pay_hint_pay_easy": {"The bank takes the money: the charge succeeds.", "銀行で支払われ、決済が成功します。"},
+	"sim_expire":            {"Let the deadline pass", "支払期限を過ぎさせる"},
 	"sim_expire_hint": {
 		"Nobody pays in time: the charge fails (327).",
 		"期限内に支払われず、決済は失敗します（327）。",

@@ -138,6 +138,9 @@ type slipView struct {
 	PaymentStatusText string
 	ExceededNote      bool
 	Deposited         int64
+	// SimLead, SimPay and SimPayHint are the konbini panel's words: a
+	// store's counter, or Pay-easy's ATM.
+	SimLead, SimPay, SimPayHint string
 	// The deposit form: its value, and what was wrong with the last one.
 	DepositValue string
 	AmountError  string
@@ -215,8 +218,10 @@ func fillKonbini(v *slipView, page *payment.ApprovalPage) {
 	name := s[nameKey]
 	v.Method, v.Look, v.Mark, v.BarName = "konbini", look, store.mark, name
 	title, lead := "title_konbini", "lead_konbini"
+	v.SimLead, v.SimPay, v.SimPayHint = s["sim_lead_konbini"], s["sim_pay"], s["sim_pay_hint"]
 	if store.steps == "payeasy" {
 		title, lead = "title_pay_easy", "lead_pay_easy"
+		v.SimLead, v.SimPay, v.SimPayHint = s["sim_lead_pay_easy"], s["sim_pay_pay_easy"], s["sim_pay_hint_pay_easy"]
 	}
 	v.Title, v.Lead = fmt.Sprintf(s[title], name), fmt.Sprintf(s[lead], name)
 	pay := slipRow{ID: "sb-payment-number", Label: s[store.payment], Value: sl.PaymentNumber, Copy: true, Big: true}

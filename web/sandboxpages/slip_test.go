@@ -177,17 +177,18 @@ func TestSlipKonbiniPage(t *testing.T) {
 		pay, conf      string // num_ keys; conf "" when the store has none
 		steps          string
 		titleEN, title string
+		simPay         string // the panel's Pay button
 	}{
-		{"seven_eleven", "7-Eleven", "セブン-イレブン", "num_slip", "", "seven", "Pay at 7-Eleven", "セブン-イレブンでのお支払い"},
-		{"family_mart", "FamilyMart", "ファミリーマート", "num_order", "num_company", "famima", "Pay at FamilyMart", "ファミリーマートでのお支払い"},
-		{"lawson", "Lawson", "ローソン", "num_customer", "num_confirmation", "loppi", "Pay at Lawson", "ローソンでのお支払い"},
-		{"mini_stop", "Ministop", "ミニストップ", "num_customer", "num_confirmation", "loppi", "Pay at Ministop", "ミニストップでのお支払い"},
-		{"seico_mart", "Seicomart", "セイコーマート", "num_receipt", "num_confirmation", "counter", "Pay at Seicomart", "セイコーマートでのお支払い"},
-		{"pay_easy", "Pay-easy", "Pay-easy（ペイジー）", "num_customer", "num_confirmation", "payeasy", "Pay with Pay-easy", "Pay-easy（ペイジー）でのお支払い"},
-		{"circle_k", "Circle K", "サークルK", "num_order", "num_company", "famima", "Pay at Circle K", "サークルKでのお支払い"},
-		{"sunkus", "Sunkus", "サンクス", "num_order", "num_company", "famima", "Pay at Sunkus", "サンクスでのお支払い"},
-		{"daily_yamazaki", "Daily Yamazaki", "デイリーヤマザキ", "num_receipt", "num_confirmation", "counter", "Pay at Daily Yamazaki", "デイリーヤマザキでのお支払い"},
-		{"yamazaki_daily_store", "Yamazaki Daily Store", "ヤマザキデイリーストアー", "num_receipt", "num_confirmation", "counter", "Pay at Yamazaki Daily Store", "ヤマザキデイリーストアーでのお支払い"},
+		{"seven_eleven", "7-Eleven", "セブン-イレブン", "num_slip", "", "seven", "Pay at 7-Eleven", "セブン-イレブンでのお支払い", "sim_pay"},
+		{"family_mart", "FamilyMart", "ファミリーマート", "num_order", "num_company", "famima", "Pay at FamilyMart", "ファミリーマートでのお支払い", "sim_pay"},
+		{"lawson", "Lawson", "ローソン", "num_customer", "num_confirmation", "loppi", "Pay at Lawson", "ローソンでのお支払い", "sim_pay"},
+		{"mini_stop", "Ministop", "ミニストップ", "num_customer", "num_confirmation", "loppi", "Pay at Ministop", "ミニストップでのお支払い", "sim_pay"},
+		{"seico_mart", "Seicomart", "セイコーマート", "num_receipt", "num_confirmation", "counter", "Pay at Seicomart", "セイコーマートでのお支払い", "sim_pay"},
+		{"pay_easy", "Pay-easy", "Pay-easy（ペイジー）", "num_customer", "num_confirmation", "payeasy", "Pay with Pay-easy", "Pay-easy（ペイジー）でのお支払い", "sim_pay_pay_easy"},
+		{"circle_k", "Circle K", "サークルK", "num_order", "num_company", "famima", "Pay at Circle K", "サークルKでのお支払い", "sim_pay"},
+		{"sunkus", "Sunkus", "サンクス", "num_order", "num_company", "famima", "Pay at Sunkus", "サンクスでのお支払い", "sim_pay"},
+		{"daily_yamazaki", "Daily Yamazaki", "デイリーヤマザキ", "num_receipt", "num_confirmation", "counter", "Pay at Daily Yamazaki", "デイリーヤマザキでのお支払い", "sim_pay"},
+		{"yamazaki_daily_store", "Yamazaki Daily Store", "ヤマザキデイリーストアー", "num_receipt", "num_confirmation", "counter", "Pay at Yamazaki Daily Store", "ヤマザキデイリーストアーでのお支払い", "sim_pay"},
 	}
 	if len(stores) != len(payment.ConvenienceStores) {
 		t.Fatalf("%d stores here, the domain has %d", len(stores), len(payment.ConvenienceStores))
@@ -211,7 +212,7 @@ func TestSlipKonbiniPage(t *testing.T) {
 				wants := []string{`<html lang="` + string(l) + `">`, title, name, "¥1,200", "山田 太郎",
 					"Kessai Demo Store", ap.Slip.PaymentNumber, slipText(l, st.pay), slipText(l, "step_"+st.steps+"_1"),
 					slipText(l, "step_"+st.steps+"_4"), fmt.Sprintf(slipText(l, "left_days"), 7), `value="pay"`, `value="expire"`,
-					slipText(l, "sim_pay"), slipText(l, "sim_badge"), sandboxText(l, "sandbox"), `data-status="awaiting"`,
+					slipText(l, st.simPay), slipText(l, "sim_badge"), sandboxText(l, "sandbox"), `data-status="awaiting"`,
 					`action="` + slipPage(key) + `/act"`, `data-copy="sb-payment-number"`, `name="locale" value="` + string(l) + `"`}
 				if st.conf != "" {
 					wants = append(wants, ap.Slip.ConfirmationNumber, slipText(l, st.conf))
@@ -872,7 +873,7 @@ func TestSlipTexts(t *testing.T) {
 	keys = append(keys, "r_successful_konbini", "r_successful_bank", "r_expired_konbini", "r_expired_bank", "r_canceled_konbini",
 		"r_canceled_bank", "r_failed_text", "title_konbini", "title_pay_easy", "title_bank", "lead_konbini", "lead_pay_easy",
 		"lead_bank", "deadline_at", "date", "weekdays", "left_days", "left_day", "left_hours", "left_hour", "left_minutes",
-		"left_minute", "err_amount_empty", "err_amount_nan", "err_amount_min", "err_amount_max", "err_ended", "bank_code",
+		"left_minute", "sim_lead_konbini", "sim_lead_pay_easy", "sim_pay", "sim_pay_pay_easy", "sim_pay_hint", "sim_pay_hint_pay_easy", "err_amount_empty", "err_amount_nan", "err_amount_min", "err_amount_max", "err_ended", "bank_code",
 		"branch_code", "back", "paid_on", "canceled_on")
 	for _, k := range keys {
 		if _, ok := message.Slip.Text(k); !ok {
