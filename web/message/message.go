@@ -2,9 +2,10 @@
 // say to people, in Japanese and English: the gateway's widget frame and
 // the scripts that run in it (including the card fields' messages the Go
 // WebAssembly shows), the loader merchants embed, the hosted link form, the
-// sandbox's 3-D Secure and wallet pages, the merchant console, the demo
-// storefront, and the e-mail the gateway sends (server/mail). It also holds the rules every
-// page shares for choosing a language (Negotiate) and writing an amount of
+// sandbox's 3-D Secure and wallet pages and its konbini and bank-transfer
+// instructions, the merchant console, the demo storefront, and the e-mail
+// the gateway sends (server/mail). It also holds the rules every page
+// shares for choosing a language (Negotiate) and writing an amount of
 // money (Amount).
 //
 // Each page has a Table of texts by key; every key has both languages.
@@ -92,7 +93,7 @@ func (t *Table) In(l Locale) map[string]string {
 
 // Tables are every table of the catalogue.
 func Tables() []*Table {
-	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo, Sandbox, Periods, Mail, Console}
+	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo, Sandbox, Slip, Periods, Mail, Console}
 }
 
 // verbs returns the fmt verbs of a text in order ("%s", "%d", "%q"); "%%"

@@ -157,6 +157,11 @@ var Sandbox = newTable("sandbox", map[string]Text{
 		"This payment screen does not offer that action. Nothing was changed.",
 		"この決済画面ではその操作はできません。何も変更していません。",
 	},
+	"e_live_title": {"Test mode only", "テストモード限定"},
+	"e_live_text": {
+		"This is a live payment: the sandbox does not act on it. Nothing was changed.",
+		"本番の決済のため、サンドボックスでは操作できません。何も変更していません。",
+	},
 	"e_internal_title": {"Something went wrong", "エラーが発生しました"},
 	"e_internal_text": {
 		"The payment screen had a problem. Please try again in a moment.",

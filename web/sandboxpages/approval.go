@@ -115,6 +115,11 @@ func (sp *sandboxPages) routes(r *mux.Router) {
 		r.HandleFunc(k.path+"{key}/status", sp.status(k.kind)).Methods(site.Read...)
 	}
 	r.HandleFunc(payment.WalletPagePath+"{key}"+payment.WalletQRSuffix, sp.qrImage).Methods(site.Read...)
+	// The instructions page of a konbini payment or a bank transfer
+	// (slip.go): one path for both kinds.
+	r.HandleFunc(payment.SlipPagePath+"{key}", sp.showSlip).Methods(append([]string{http.MethodPost}, site.Read...)...)
+	r.HandleFunc(payment.SlipPagePath+"{key}/act", sp.actSlip).Methods(http.MethodPost)
+	r.HandleFunc(payment.SlipPagePath+"{key}/status", sp.slipStatus).Methods(site.Read...)
 }
 
 // sandboxCSRFKey is the key of the pages' CSRF tokens: one of their own,
@@ -125,12 +130,19 @@ func sandboxCSRFKey(sessionKey []byte) []byte {
 	return k[:]
 }
 
-// kindName is the word of an approval kind in paths and templates.
+// kindName is the word of an approval kind in paths and templates; the
+// instructions page's two kinds are "konbini" and "bank".
 func kindName(kind payment.ApprovalKind) string {
 	for _, k := range sandboxKinds {
 		if k.kind == kind {
 			return k.name
 		}
+	}
+	switch kind {
+	case payment.ApprovalKonbini:
+		return "konbini"
+	case payment.ApprovalBankTransfer:
+		return "bank"
 	}
 	return ""
 }
@@ -140,6 +152,9 @@ func pagePath(kind payment.ApprovalKind) string {
 		if k.kind == kind {
 			return k.path
 		}
+	}
+	if isSlip(kind) {
+		return payment.SlipPagePath
 	}
 	return sandboxRoot
 }
@@ -620,8 +635,14 @@ func (sp *sandboxPages) fail(w http.ResponseWriter, loc message.Locale, status i
 // framed only by the gateway and the store's domains, and no Referer
 // leaving the page, whose address holds the approval's key.
 func (sp *sandboxPages) render(w http.ResponseWriter, status int, name string, v *sbView) {
+	sp.renderPage(w, status, name, v, v)
+}
+
+// renderPage is render with data of the template's own, which holds v
+// (the instructions page's view).
+func (sp *sandboxPages) renderPage(w http.ResponseWriter, status int, name string, data any, v *sbView) {
 	var buf bytes.Buffer
-	if err := sp.tmpl.ExecuteTemplate(&buf, name, v); err != nil {
+	if err := sp.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
 		sp.log.Error("sandbox page: template", "template", name, "error", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 		return

@@ -44,10 +44,17 @@ type sandboxFixture struct {
 
 func newSandboxFixture(t testing.TB) *sandboxFixture {
 	t.Helper()
+	return newSandboxFixtureOn(t, nil)
+}
+
+// newSandboxFixtureOn is newSandboxFixture with another acquirer than the
+// sandbox's (nil is the sandbox's).
+func newSandboxFixtureOn(t testing.TB, processor payment.Processor) *sandboxFixture {
+	t.Helper()
 	// Far from the wall clock: a page reading the wall clock instead of
 	// the service's would show.
 	clock := kessaitest.NewClock(time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC))
-	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: testGateway})
+	st := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: testGateway, Processor: processor})
 	demo := st.SeedDemo(t, "shop.example", "*.shop-cdn.example")
 	h, err := New(Config{Service: st.Service.Pages(), PublicURL: testGateway, Logger: slog.New(slog.DiscardHandler), SessionKey: testSessionKey})
 	if err != nil {
@@ -90,10 +97,10 @@ func (f *sandboxFixture) walletCharge(t testing.TB, brand, callMethod, redirect 
 	t.Helper()
 	ctx := context.Background()
 	nt := payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime, Email: "shopper@example.com",
-		IPAddress: "203.0.113.7", Wallet: &payment.WalletInput{Brand: brand, CallMethod: callMethod}}
+		IPAddress: "203.0.113.7", Data: &payment.TokenData{Brand: brand, CallMethod: callMethod}}
 	qrMerchant := strings.HasSuffix(brand, "_merchant") || brand == "alipay_merchant_qr" || brand == "we_chat_mpm"
 	if qrMerchant {
-		nt.PaymentType, nt.Wallet.CallMethod = payment.PaymentTypeQRMerchant, ""
+		nt.PaymentType, nt.Data.CallMethod = payment.PaymentTypeQRMerchant, ""
 	}
 	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, nt)
 	if err != nil {
@@ -366,7 +373,7 @@ func TestSandboxWalletSDKKey(t *testing.T) {
 	f := newSandboxFixture(t)
 	ctx := context.Background()
 	tok, err := f.svc.Tokens.CreateToken(ctx, f.demo.Caller, payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
-		Wallet: &payment.WalletInput{Brand: "alipay_plus_online", CallMethod: "sdk", OSType: "ios"}})
+		Data: &payment.TokenData{Brand: "alipay_plus_online", CallMethod: "sdk", OSType: "ios"}})
 	if err != nil {
 		t.Fatal(err)
 	}

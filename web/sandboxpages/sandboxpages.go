@@ -2,9 +2,9 @@
 // (server/sandbox) shows shoppers on the gateway's origin, where a real
 // acquirer would send them to its own or an issuer's or a wallet's: the
 // 3-D Secure challenge and the online and QR wallets' payment screens
-// (approval.go). The payment methods still to come put their shopper's
-// pages here too (a konbini's payment slip, a bank transfer's
-// instructions).
+// (approval.go), and the instructions of a konbini payment or a bank
+// transfer, with the sandbox's stand-ins for the store's counter and the
+// bank (slip.go).
 //
 // The pages may be framed by the widget frame on a merchant's page, so
 // they answer with the store's domains as frame-ancestors, and they act
@@ -21,11 +21,13 @@ import (
 )
 
 // Service is what the sandbox's pages ask of the payment service: an
-// approval by its key, and the shopper's answer to it.
+// approval by its key, the shopper's answer to it, and money arriving on
+// a bank transfer's account.
 type Service interface {
 	Clock() payment.Clock
 	Approval(ctx context.Context, key string) (*payment.ApprovalPage, error)
 	ActOnApproval(ctx context.Context, key string, action payment.ApprovalAction, code string) (*payment.ApprovalPage, error)
+	DepositOnApproval(ctx context.Context, key string, amount int64) (*payment.ApprovalPage, error)
 }
 
 // Config is what the sandbox's pages need.
