@@ -137,3 +137,39 @@ func TestOpenAPIJSONIsGenerated(t *testing.T) {
 		t.Fatal("openapi.json is not what openapi.yaml makes: run go generate ./server/api")
 	}
 }
+
+// TestOpenAPIErrorCodes: the document's ErrorCode enum is the error
+// table's codes, no more and no fewer. A code answered without being in
+// the enum fails every client that validates answers against the
+// document, the first time a request meets it (the traffic tests see
+// only the codes they provoke).
+func TestOpenAPIErrorCodes(t *testing.T) {
+	doc, err := openapi.Load(openAPIJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := doc.Components.Schemas["ErrorCode"]
+	if ref == nil || ref.Value == nil {
+		t.Fatal("the document has no ErrorCode schema")
+	}
+	var described []string
+	for _, v := range ref.Value.Enum {
+		described = append(described, fmt.Sprint(v))
+	}
+	var table []string
+	for code := range statusByCode {
+		table = append(table, string(code))
+	}
+	slices.Sort(described)
+	slices.Sort(table)
+	for _, code := range table {
+		if !slices.Contains(described, code) {
+			t.Errorf("the API answers %s; the document's ErrorCode does not list it", code)
+		}
+	}
+	for _, code := range described {
+		if !slices.Contains(table, code) {
+			t.Errorf("the document's ErrorCode lists %s; the API has no status for it", code)
+		}
+	}
+}

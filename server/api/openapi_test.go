@@ -356,7 +356,7 @@ func TestOpenAPITraffic(t *testing.T) {
 	tr.must(t, 200, "GET", "/webhooks", merch, nil)
 	tr.must(t, 200, "GET", store("/webhooks/"+hook), a1, nil)
 	tr.must(t, 200, "GET", "/webhooks/"+mhook, merch, nil)
-	tr.must(t, 200, "PATCH", store("/webhooks/"+hook), a1, map[string]any{"triggers": []string{"charge_finished", "subscription_created"}})
+	tr.must(t, 200, "PATCH", store("/webhooks/"+hook), a1, map[string]any{"triggers": []string{"charge_finished", "subscription_created", "bank_transfer_status_updated"}})
 	tr.must(t, 200, "PATCH", "/webhooks/"+mhook, merch, map[string]any{"active": true})
 	// The same store's webhooks as UnivaPay's docs write their paths.
 	merchantStore := func(rest string) string { return "/merchants/" + f.merchantA.String() + store(rest) }
@@ -447,6 +447,47 @@ func TestOpenAPITraffic(t *testing.T) {
 	tr.must(t, 200, "GET", store("/charges/"+qr+"/qr"), a1, nil)
 	f.process(t)
 	tr.must(t, 200, "GET", store("/charges/"+qr+"/qr"), a1, nil)
+	// Konbini and bank transfers: tokens as PHP writes them, charges
+	// awaiting their shopper, their deadlines, the ledger, the sandbox's
+	// test helpers, and the refusals of each.
+	f.clock.Advance(time.Minute)
+	konbini := tr.must(t, 201, "POST", "/tokens", a1, konbiniBody("SEVEN_ELEVEN", "expiration_period", "P7D",
+		"expiration_time_shift", "23:59:59+09:00"))
+	tr.must(t, 200, "GET", store("/tokens/"+id(konbini)), a1, nil)
+	slip := id(tr.must(t, 201, "POST", "/charges", a1, chargeBody(id(konbini), 1500, "JPY")))
+	f.process(t)
+	slipPath := store("/charges/" + slip)
+	tr.must(t, 200, "GET", slipPath+"/issuer_token", a1, nil)
+	tr.must(t, 200, "GET", slipPath+"/expiry/latest", a1, nil)
+	tr.must(t, 200, "POST", slipPath+"/expiry", a1, map[string]any{"expiration_period": "P3D"})
+	tr.must(t, 400, "POST", slipPath+"/expiry", a1, map[string]any{"expiration_period": "P3D", "expiration_date": "2026-04-01T00:00:00Z"})
+	tr.must(t, 400, "POST", slipPath+"/expiry", a1, map[string]any{"expiration_period": "P31D"})
+	tr.must(t, 403, "POST", slipPath+"/expiry", browser(f.a1), map[string]any{"expiration_period": "P1D"}, origin(payShopOrigin))
+	tr.must(t, 403, "POST", slipPath+"/test_helpers/pay", server(f.a1Live), nil)
+	tr.must(t, 200, "POST", slipPath+"/test_helpers/pay", a1, nil)
+	tr.must(t, 400, "POST", "/tokens", a1, konbiniBody("lawson", "expiration_period", "P0D"))
+	family := id(tr.must(t, 201, "POST", "/tokens", a1, konbiniBody("family_mart")))
+	unpaid := id(tr.must(t, 201, "POST", "/charges", a1, chargeBody(family, 2500, "JPY")))
+	f.process(t)
+	tr.must(t, 200, "GET", store("/charges/"+unpaid+"/issuerToken"), a1, nil)
+	tr.must(t, 200, "POST", store("/charges/"+unpaid+"/test_helpers/expire"), a1, nil)
+	bank := id(tr.must(t, 201, "POST", "/tokens", a1, with(bankBody("bank_test_brand"), "metadata", map[string]any{"order_id": "T-1"})))
+	transfer := id(tr.must(t, 201, "POST", "/charges", a1, chargeBody(bank, 1000, "JPY", "metadata", map[string]any{"order_id": "O-1"})))
+	f.process(t)
+	transferPath := store("/charges/" + transfer)
+	tr.must(t, 200, "GET", transferPath+"/issuer_token", a1, nil)
+	tr.must(t, 200, "GET", transferPath+"/bank_transfer_ledgers", a1, nil) // empty
+	tr.must(t, 200, "POST", transferPath+"/test_helpers/deposit", a1, map[string]any{"amount": "400"})
+	tr.must(t, 400, "POST", transferPath+"/test_helpers/deposit", a1, map[string]any{"amount": 0})
+	tr.must(t, 200, "POST", transferPath+"/test_helpers/deposit", a1, map[string]any{"amount": 700})
+	tr.must(t, 200, "GET", transferPath+"/bank_transfer_ledgers", a1, nil) // the payment and the deposits
+	tr.must(t, 200, "GET", transferPath+"/bank_transfer_ledgers?limit=2&cursor_direction=asc", a1, nil)
+	tr.must(t, 403, "GET", transferPath+"/bank_transfer_ledgers", browser(f.a1), nil, origin(payShopOrigin))
+	tr.must(t, 404, "GET", "/stores/"+f.storeB1.String()+"/charges/"+transfer+"/bank_transfer_ledgers", server(f.b1), nil)
+	tr.must(t, 400, "POST", store("/charges/"+paid+"/test_helpers/deposit"), a1, map[string]any{"amount": 100})
+	tr.must(t, 201, "POST", store("/charges/"+transfer+"/refunds"), a1, map[string]any{"amount": 100, "currency": "JPY"}) // of the excess
+	f.process(t)
+
 	// Answers whose optional parts are filled: a billing address, declines
 	// with their error, a failed refund, a redirect, a delayed capture.
 	billed := id(tr.must(t, 201, "POST", "/tokens", a1, withData(cardBody("5555555555554444"),
@@ -528,6 +569,7 @@ func TestOpenAPITraffic(t *testing.T) {
 	f.drain(t)
 	log := tr.must(t, 200, "GET", store("/webhooks/"+hook+"/events"), a1, nil)
 	event := jstr(log["items"].([]any)[0].(map[string]any), "id")
+	tr.must(t, 200, "GET", store("/webhooks/"+hook+"/events?limit=100"), a1, nil) // every kind of event in one page
 	tr.must(t, 200, "POST", store("/webhooks/"+hook+"/events/"+event+"/redeliver"), a1, nil)
 	mlog := tr.must(t, 200, "GET", "/webhooks/"+mhook+"/events?limit=1", merch, nil)
 	mevent := jstr(mlog["items"].([]any)[0].(map[string]any), "id")

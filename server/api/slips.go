@@ -35,7 +35,7 @@ func (s *Server) chargeExpiry(r *http.Request, c *payment.Caller, ids pathIDs) (
 // the extension errors they name (EITHER_PERIOD_OR_DATE).
 type wireExpiryExtension struct {
 	ExpirationPeriod *string    `json:"expiration_period"`
-	ExpirationDate   *time.Time `json:"expiration_date"`
+	ExpirationDate   *inputTime `json:"expiration_date"`
 }
 
 func (s *Server) extendExpiry(r *http.Request, c *payment.Caller, ids pathIDs) (int, any, error) {
@@ -43,7 +43,7 @@ func (s *Server) extendExpiry(r *http.Request, c *payment.Caller, ids pathIDs) (
 	if err := s.decode(r, &req); err != nil {
 		return 0, nil, err
 	}
-	x := payment.ExpiryExtension{Date: req.ExpirationDate}
+	x := payment.ExpiryExtension{Date: req.ExpirationDate.ptr()}
 	if req.ExpirationPeriod != nil {
 		d, ok := payment.ParsePaymentPeriod(*req.ExpirationPeriod)
 		if !ok {

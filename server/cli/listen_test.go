@@ -28,15 +28,23 @@ type delivered struct {
 }
 
 func (d delivered) event() (id, name, dataID string) {
+	id, name, dataID, _ = d.about()
+	return id, name, dataID
+}
+
+// about is event and, for a bank transfer's status, the charge it is
+// about (its data's own id is the status's).
+func (d delivered) about() (id, name, dataID, chargeID string) {
 	var b struct {
 		ID    string `json:"id"`
 		Event string `json:"event"`
 		Data  struct {
-			ID string `json:"id"`
+			ID       string `json:"id"`
+			ChargeID string `json:"charge_id"`
 		} `json:"data"`
 	}
 	_ = json.Unmarshal(d.body, &b)
-	return b.ID, b.Event, b.Data.ID
+	return b.ID, b.Event, b.Data.ID, b.Data.ChargeID
 }
 
 // receiver is the developer's local webhook endpoint.
@@ -67,14 +75,14 @@ func newReceiver(t *testing.T) *receiver {
 }
 
 // waitEvent waits for the delivery of the event name about the resource
-// dataID.
+// dataID (or, for a bank transfer's status, about the charge dataID).
 func (r *receiver) waitEvent(t *testing.T, name, dataID string) delivered {
 	t.Helper()
 	timeout := time.After(15 * time.Second)
 	for {
 		r.mu.Lock()
 		for _, d := range r.got {
-			if _, n, id := d.event(); n == name && id == dataID {
+			if _, n, id, charge := d.about(); n == name && (id == dataID || name == "bank_transfer_status_updated" && charge == dataID) {
 				r.mu.Unlock()
 				return d
 			}
@@ -207,6 +215,24 @@ func TestListenForwardsTriggeredEvents(t *testing.T) {
 	} {
 		ids := triggered(t, c.event, "--gateway", g.URL, "--token", token)
 		recv.waitEvent(t, c.event, ids[c.kind])
+	}
+	// A bank transfer's deposit: its status says it paid the charge,
+	// which finished.
+	ids = triggered(t, "bank_transfer_status_updated", "--gateway", g.URL, "--token", token)
+	var status struct {
+		Data struct {
+			PaymentStatus string `json:"payment_status"`
+			Amount        int    `json:"amount"`
+			Deposited     int    `json:"deposited"`
+			StoreID       string `json:"store_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(recv.waitEvent(t, "bank_transfer_status_updated", ids["charge"]).body, &status); err != nil ||
+		status.Data.PaymentStatus != "exact" || status.Data.Amount != 1000 || status.Data.Deposited != 1000 || status.Data.StoreID != g.StoreID {
+		t.Errorf("bank_transfer_status_updated data %+v (%v)", status.Data, err)
+	}
+	if d := recv.waitEvent(t, "charge_finished", ids["charge"]); !strings.Contains(string(d.body), `"status":"successful"`) {
+		t.Errorf("the bank transfer's charge_finished: %s", d.body)
 	}
 	if err := l.stop(); err != nil {
 		t.Errorf("listen: %v", err)

@@ -64,6 +64,13 @@ var triggers = map[string]func(ctx context.Context, t *triggerRun) error{
 		}
 		return t.operation(ctx, ch, "cancel", map[string]any{})
 	},
+	"bank_transfer_status_updated": func(ctx context.Context, t *triggerRun) error {
+		ch, err := t.bankTransfer(ctx)
+		if err != nil {
+			return err
+		}
+		return t.deposit(ctx, ch, 1000)
+	},
 }
 
 func triggerNames() []string {
@@ -83,8 +90,8 @@ type triggerRun struct {
 }
 
 // Trigger is `kessai trigger EVENT`: it makes the sandbox produce the
-// event through the public API (test cards only) and prints the ids of
-// what it made.
+// event through the public API (test cards and the sandbox's test
+// helpers only) and prints the ids of what it made.
 func Trigger(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("trigger", flag.ContinueOnError)
 	var a apiFlags
@@ -128,13 +135,19 @@ func (t *triggerRun) storePath(p string) string { return "/stores/" + t.store + 
 
 // token makes a card token of the sandbox's succeeding card.
 func (t *triggerRun) token(ctx context.Context, kind string) (string, error) {
-	tok, err := t.api.call(ctx, http.MethodPost, "/tokens", map[string]any{
+	return t.newToken(ctx, kind, map[string]any{
 		"payment_type": "card", "type": kind, "email": "trigger@kessai.test",
 		"data": map[string]any{
 			"cardholder": "KESSAI TRIGGER", "card_number": triggerCard,
 			"exp_month": 12, "exp_year": time.Now().Year() + 3, "cvv": "123",
 		},
-	}, http.StatusCreated)
+	})
+}
+
+// newToken makes the token body asks for and prints its id, said to be
+// of kind.
+func (t *triggerRun) newToken(ctx context.Context, kind string, body map[string]any) (string, error) {
+	tok, err := t.api.call(ctx, http.MethodPost, "/tokens", body, http.StatusCreated)
 	if err != nil {
 		return "", err
 	}
@@ -145,6 +158,52 @@ func (t *triggerRun) token(ctx context.Context, kind string) (string, error) {
 	}
 	fmt.Fprintf(t.out, "token   %s (%s)\n", id, kind)
 	return id, nil
+}
+
+// bankTransfer makes a bank-transfer token at the sandbox's test bank and
+// a charge of 1,000 yen on it, and waits for the charge to await its
+// shopper's deposits.
+func (t *triggerRun) bankTransfer(ctx context.Context) (string, error) {
+	tok, err := t.newToken(ctx, "bank_transfer", map[string]any{
+		"payment_type": "bank_transfer", "type": "one_time", "email": "trigger@kessai.test",
+		"data": map[string]any{"brand": "bank_test_brand"},
+	})
+	if err != nil {
+		return "", err
+	}
+	ch, err := t.api.call(ctx, http.MethodPost, "/charges", map[string]any{
+		"transaction_token_id": tok, "amount": 1000, "currency": "JPY",
+	}, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	id, _ := ch["id"].(string)
+	if id == "" {
+		return "", errors.New("the charge's answer has no id")
+	}
+	status, err := t.await(ctx, t.storePath("/charges/"+id), "pending")
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(t.out, "charge  %s (%s)\n", id, status)
+	if status != "awaiting" {
+		return "", fmt.Errorf("the charge is %s, not awaiting its deposit", status)
+	}
+	return id, nil
+}
+
+// deposit wires amount yen to a bank transfer's account, through the
+// sandbox's test helper (a test-mode token only), which answers the
+// charge as the deposit left it.
+func (t *triggerRun) deposit(ctx context.Context, chargeID string, amount int) error {
+	ch, err := t.api.call(ctx, http.MethodPost, t.storePath("/charges/"+chargeID+"/test_helpers/deposit"),
+		map[string]any{"amount": amount}, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	status, _ := ch["status"].(string)
+	fmt.Fprintf(t.out, "deposit %d JPY (the charge %s)\n", amount, status)
+	return nil
 }
 
 // charge charges a new token 1,000 yen, captured or only authorised, and

@@ -49,7 +49,7 @@ func ParsePaymentPeriod(s string) (time.Duration, bool) {
 	if !ok || d.years != 0 || d.months != 0 {
 		return 0, false
 	}
-	return time.Duration(d.weeks*7*24+d.Days*24+d.hours) * time.Hour, true
+	return d.inHours()
 }
 
 // FormatPaymentPeriod writes a payment period as UnivaPay answers it, in
@@ -103,8 +103,9 @@ func ParseTimeShift(s string) (TimeShift, bool) {
 	if zone == "Z" {
 		return ts, true
 	}
+	// An offset is signed: Z followed by more (12:00Z09:00) is not one.
 	h, okH := twoDigits(zone[1:min(3, len(zone))])
-	if len(zone) != 6 || zone[3] != ':' || !okH || h > 14 {
+	if zone[0] == 'Z' || len(zone) != 6 || zone[3] != ':' || !okH || h > 14 {
 		return ts, false
 	}
 	m, okM := twoDigits(zone[4:])

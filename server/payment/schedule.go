@@ -175,8 +175,21 @@ func tenYearsLeft(months int) int {
 type IsoDuration struct{ years, months, weeks, Days, hours int }
 
 // maxDurationPart bounds each number of a duration, so that no sum of
-// them can overflow.
+// them can overflow an int.
 const maxDurationPart = 100_000
+
+// inHours is the duration's weeks, days and hours as a time.Duration, and
+// false when it is longer than a time.Duration can hold (about 292 years:
+// 100,000 weeks are 1,900 years). Its sum in hours never overflows, but
+// in nanoseconds it would wrap around, even to a value in bounds
+// (P30500WT264H to 168 hours).
+func (d IsoDuration) inHours() (time.Duration, bool) {
+	hours := int64(d.weeks)*7*24 + int64(d.Days)*24 + int64(d.hours)
+	if hours > int64(math.MaxInt64/time.Hour) {
+		return 0, false
+	}
+	return time.Duration(hours) * time.Hour, true
+}
 
 func ParseISODuration(s string) (IsoDuration, bool) {
 	var d IsoDuration
@@ -228,8 +241,8 @@ func ParseRetryInterval(s string) (time.Duration, bool) {
 	if !ok || d.years != 0 || d.months != 0 {
 		return 0, false
 	}
-	total := time.Duration(d.weeks*7*24+d.Days*24+d.hours) * time.Hour
-	return total, total >= minRetryInterval && total <= maxRetryInterval
+	total, ok := d.inHours()
+	return total, ok && total >= minRetryInterval && total <= maxRetryInterval
 }
 
 // Schedule is when a subscription's recurring payments fall due: from the
