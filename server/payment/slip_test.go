@@ -487,3 +487,48 @@ func TestSimulateShopperRules(t *testing.T) {
 	_, err = s.act(t, card.ID, payment.ActionPay, 0)
 	wantSlipError(t, err, payment.CodeValidation, "transaction_token_id", "NOT_KONBINI_OR_BANK_TRANSFER_CHARGE")
 }
+
+// TestSlipSandboxIsTestOnly: the instructions page's buttons and deposit
+// form stand for the counter and the bank in test mode only; a live
+// payment's page refuses them, whoever holds its key. (No live charge
+// can be made on the sandbox acquirer: a test charge and its approval are
+// turned live, as a real acquirer's charge would be.)
+func TestSlipSandboxIsTestOnly(t *testing.T) {
+	s := newSlipStack(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		token  payment.NewToken
+		action payment.ApprovalAction
+	}{
+		{konbiniToken("lawson"), payment.ActionPay},
+		{konbiniToken("lawson"), payment.ActionExpire},
+		{transferToken(), payment.ActionExpire},
+		{transferToken(), payment.ActionDeposit},
+	} {
+		t.Run(tc.token.PaymentType+" "+string(tc.action), func(t *testing.T) {
+			ch := s.charge(t, tc.token, 1000, nil)
+			var key string
+			err := s.DB.Update(ctx, func(tx payment.Tx) error {
+				ch.Mode = payment.ModeLive
+				if err := tx.UpdateCharge(ctx, ch); err != nil {
+					return err
+				}
+				ap, err := tx.ApprovalFor(ctx, ch.ID)
+				if err != nil {
+					return err
+				}
+				ap.Mode, key = payment.ModeLive, ap.Key
+				return tx.UpdateApproval(ctx, ap)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.action == payment.ActionDeposit {
+				_, err = s.Service.Charging.DepositOnApproval(ctx, key, 1000)
+			} else {
+				_, err = s.Service.Charging.ActOnApproval(ctx, key, tc.action, "")
+			}
+			wantSlipError(t, err, payment.CodeTestModeOnly, "", "")
+		})
+	}
+}

@@ -80,8 +80,11 @@ func (bankTransferMethod) authorize(ctx context.Context, s *core, w payment.Work
 func (bankTransferMethod) approvalKind() payment.ApprovalKind { return payment.ApprovalBankTransfer }
 
 // approvalOutcome: the page's only action besides deposits (deposit) is
-// "Let the deadline pass".
-func (bankTransferMethod) approvalOutcome(_ *payment.Approval, action payment.ApprovalAction, _ string) (payment.ApprovalStatus, error) {
+// "Let the deadline pass", in test mode.
+func (bankTransferMethod) approvalOutcome(ap *payment.Approval, action payment.ApprovalAction, _ string) (payment.ApprovalStatus, error) {
+	if err := sandboxOnly(ap); err != nil {
+		return "", err
+	}
 	if action == payment.ActionExpire {
 		return payment.ApprovalExpired, nil
 	}

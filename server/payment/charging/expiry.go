@@ -172,9 +172,19 @@ func (s *Service) SimulateShopper(ctx context.Context, c *payment.Caller, storeI
 			return nil, err
 		}
 	}
-	ch, err := s.Charge(ctx, c, storeID, id, wait)
+	// A charge of another method is refused at once, not after waiting
+	// for it to leave pending.
+	ch, err := s.Charge(ctx, c, storeID, id, 0)
 	if err != nil {
 		return nil, err
+	}
+	if m, err := methodOf(ch.PaymentType); err != nil || !m.traits().deadline {
+		return nil, payment.Invalid("transaction_token_id", "NOT_KONBINI_OR_BANK_TRANSFER_CHARGE")
+	}
+	if ch.Status == payment.ChargePending {
+		if ch, err = s.Charge(ctx, c, storeID, id, wait); err != nil {
+			return nil, err
+		}
 	}
 	if ch.Status == payment.ChargePending {
 		return nil, payment.Invalid("status", "ISSUER_TOKEN_EMPTY")
@@ -204,7 +214,9 @@ func (s *Service) SimulateShopper(ctx context.Context, c *payment.Caller, storeI
 
 // DepositOnApproval is the sandbox instructions page's deposit: money
 // wired to the account of the bank transfer whose approval has key.
-// Holding the key is the authority, as for the page's other actions.
+// Holding the key is the authority, as for the page's other actions; a
+// live payment's money comes from a real bank, never from the page
+// (TEST_MODE_ONLY).
 func (s *Service) DepositOnApproval(ctx context.Context, key string, amount int64) (*payment.ApprovalPage, error) {
 	if _, err := payment.CheckAmount(amount, slipCurrency, "amount"); err != nil {
 		return nil, err
@@ -217,6 +229,9 @@ func (s *Service) DepositOnApproval(ctx context.Context, key string, amount int6
 		}
 		if page.ResourceType != payment.ResourceCharge {
 			return payment.Invalid("action", payment.ReasonInvalidFormat)
+		}
+		if page.Mode != payment.ModeTest {
+			return payment.Errorf(payment.CodeTestModeOnly, "a live payment's deposits come from its bank")
 		}
 		ch, err := tx.Charge(ctx, page.ResourceID)
 		if err != nil {

@@ -122,8 +122,11 @@ func (konbiniMethod) authorize(ctx context.Context, s *core, w payment.Work, _ *
 func (konbiniMethod) approvalKind() payment.ApprovalKind { return payment.ApprovalKonbini }
 
 // approvalOutcome: the sandbox's instructions page (the store's counter)
-// offers "Pay at the counter" and "Let the deadline pass".
-func (konbiniMethod) approvalOutcome(_ *payment.Approval, action payment.ApprovalAction, _ string) (payment.ApprovalStatus, error) {
+// offers "Pay at the counter" and "Let the deadline pass", in test mode.
+func (konbiniMethod) approvalOutcome(ap *payment.Approval, action payment.ApprovalAction, _ string) (payment.ApprovalStatus, error) {
+	if err := sandboxOnly(ap); err != nil {
+		return "", err
+	}
 	switch action {
 	case payment.ActionPay:
 		return payment.ApprovalSuccessful, nil

@@ -165,6 +165,16 @@ func (slipMethod) issuerToken(origin string, ch *payment.Charge, ap *payment.App
 
 func (slipMethod) qrImage(string, *payment.Approval) string { return "" }
 
+// sandboxOnly refuses the sandbox's stand-ins for the counter and the bank
+// on a live payment (its page's buttons): only the store or the bank
+// says a live one was paid.
+func sandboxOnly(ap *payment.Approval) error {
+	if ap.Mode != payment.ModeTest {
+		return payment.Errorf(payment.CodeTestModeOnly, "a live payment is paid at the store or the bank, not on its page")
+	}
+	return nil
+}
+
 // checkCancel: a charge waiting for its shopper's money may be withdrawn
 // (the shared rule); once paid it cannot be cancelled, only, where the
 // method allows, refunded.
