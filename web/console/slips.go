@@ -82,6 +82,9 @@ type slipView struct {
 	CanExtend   bool
 	CanSimulate bool
 	CanDeposit  bool
+	// Ended: the charge no longer awaits its customer (a deposit is
+	// still recorded, for the merchant to return or keep).
+	Ended bool
 	// ExtendDays and DepositAmount are the forms' values, kept when an
 	// action fails.
 	ExtendDays    string
@@ -145,7 +148,7 @@ func (c *console) slipFor(cr *consoleRequest, caller *payment.Caller, ch *paymen
 		t := message.Console.In(cr.loc)
 		v.Progress = fmt.Sprintf(t["transfer_progress"], site.Amount(v.Deposited, ch.Currency), site.Amount(ch.RequestedAmount, ch.Currency))
 		switch {
-		case v.Deposited < ch.RequestedAmount:
+		case v.Deposited < ch.RequestedAmount && ch.Status == payment.ChargeAwaiting:
 			v.Short = site.Amount(ch.RequestedAmount-v.Deposited, ch.Currency)
 		case v.Deposited > ch.RequestedAmount:
 			v.Over = site.Amount(v.Deposited-ch.RequestedAmount, ch.Currency)
@@ -162,6 +165,7 @@ func (c *console) slipFor(cr *consoleRequest, caller *payment.Caller, ch *paymen
 	test := caller.Mode() == payment.ModeTest
 	v.CanSimulate = test && awaiting
 	v.CanDeposit = test && !v.Konbini && !v.Deadline.IsZero()
+	v.Ended = ch.Status != payment.ChargeAwaiting && ch.Status != payment.ChargePending
 	return v, nil
 }
 

@@ -270,6 +270,9 @@ func TestConsoleBankTransferCharge(t *testing.T) {
 	if got := pc.read(t, third); got.Status != payment.ChargeCanceled {
 		t.Fatalf("after the cancel: %s", got.Status)
 	}
+	body = pc.page(t, consolePathOf(third)+"?lang=en", http.StatusOK)
+	wantAll(t, "the canceled transfer's page", body, "¥0 of ¥1,000 received", message.Console.Get("deposit_late_hint", message.English))
+	wantNone(t, "the canceled transfer's page", body, "still to come", consolePathOf(third)+`/cancel"`, `value="expire"`)
 
 	// A card charge: none of it, and its actions say so.
 	card := servicetest.Pay(t, pc.stack.Service, pc.demo.Caller, "4000020000000000", 1000, "JPY", nil)

@@ -203,6 +203,10 @@ var Demo = newTable("demo storefront", map[string]Text{
 		"Pay at the store's counter or terminal with the numbers below by %s. The order is confirmed as soon as the gateway tells the shop your payment arrived.",
 		"%s までに、下記の番号で店頭レジまたは店内端末からお支払いください。ゲートウェイからショップに入金の通知が届きしだい、ご注文が確定します。",
 	},
+	"awaiting_bank_rest_text": {
+		"Transfer the remaining %s to the account below by %s. The order is confirmed as soon as the gateway tells the shop the money arrived.",
+		"残りの %s を %s までに下記の口座へお振り込みください。ゲートウェイからショップに入金の通知が届きしだい、ご注文が確定します。",
+	},
 	"awaiting_bank_text": {
 		"Transfer %s to the account below by %s. The order is confirmed as soon as the gateway tells the shop the money arrived.",
 		"%s を %s までに下記の口座へお振り込みください。ゲートウェイからショップに入金の通知が届きしだい、ご注文が確定します。",
@@ -250,8 +254,8 @@ var Demo = newTable("demo storefront", map[string]Text{
 	"transfer_received":            {"%s of %s received", "%s / %s を受領済み"},
 	"transfer_short":               {"Please transfer the remaining %s.", "残りの %s をお振り込みください。"},
 	"transfer_over":                {"That is %s more than the order: the shop will return the difference.", "ご注文金額より %s 多くお振り込みいただいています。差額はショップから返金いたします。"},
-	"paid_on":                      {"Paid", "入金日時"},
-	"ended_on":                     {"Ended", "終了日時"},
+	"paid_on":                      {"Paid on", "入金日時"},
+	"ended_on":                     {"Ended on", "終了日時"},
 	"account_ordinary":             {"Ordinary", "普通"},
 	"account_checking":             {"Checking", "当座"},
 	"konbini_seven_eleven":         {"7-Eleven", "セブン-イレブン"},
