@@ -130,8 +130,9 @@ func endOf(ch *gatewayCharge) string {
 }
 
 // slipOrderNews applies to an order awaiting payment what its charge now
-// says: its end, or a deadline moved later. It reports whether anything
-// changed.
+// says: its end, or a deadline moved later. A deadline only ever moves
+// later (an extension): a notification delivered after a later one, with
+// the deadline before the extension, changes nothing.
 func (d *shop) slipOrderNews(o *order, ch *gatewayCharge) error {
 	end := endOf(ch)
 	return d.orders.update(o.Ref, func(x *order) bool {
@@ -144,7 +145,7 @@ func (d *shop) slipOrderNews(o *order, ch *gatewayCharge) error {
 			x.EndedAt = &now
 			return true
 		}
-		if ch.CaptureAt != nil && x.Slip != nil && !ch.CaptureAt.Equal(x.Slip.Deadline) {
+		if ch.CaptureAt != nil && x.Slip != nil && ch.CaptureAt.After(x.Slip.Deadline) {
 			s := *x.Slip
 			s.Deadline = ch.CaptureAt.UTC()
 			x.Slip = &s

@@ -235,6 +235,16 @@ func TestDemoSlipOrderEnds(t *testing.T) {
 	if o := s.order(t, ref); !o.Slip.Deadline.Equal(e.ExpirationDate) {
 		t.Fatalf("deadline %v, extended to %v", o.Slip.Deadline, e.ExpirationDate)
 	}
+	// The charge as it was before the extension, notified late: the
+	// deadline stays.
+	stale := s.delivery(t, payment.EventChargeUpdated, ch)
+	stale.timestamp = s.clock.Now()
+	if got := s.post(t, stale); got != http.StatusNoContent {
+		t.Fatalf("a stale charge_updated: %d", got)
+	}
+	if o := s.order(t, ref); !o.Slip.Deadline.Equal(e.ExpirationDate) {
+		t.Fatalf("a stale charge_updated moved the deadline back to %v", o.Slip.Deadline)
+	}
 
 	// The deadline passes on the gateway's clock: the order expires.
 	s.clock.Set(e.ExpirationDate.Add(time.Minute))
