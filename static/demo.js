@@ -1,9 +1,13 @@
 // Kessai Coffee's checkout script. It uses the gateway's widget, loaded by
 // the <script> tag before this one, in two ways (the third, HTML mode,
 // needs no script of the shop's own):
-//   - modal: a button opens the widget in a dialog, which offers PayPay
-//     beside the card (the shopper pays on the wallet's page and the
-//     widget reports the charge once it is paid);
+//   - modal: a button opens the widget in a dialog, which offers PayPay,
+//     a convenience store and a bank transfer beside the card (the page's
+//     data-payment-types): the shopper pays PayPay on the wallet's page
+//     and the widget reports the charge once it is paid; a konbini
+//     payment or a bank transfer is reported while it awaits the
+//     shopper's money, and the shop's server places the order awaiting
+//     payment, with the instructions;
 //   - inline: the widget's frame sits in the page and the shop's own
 //     button submits it.
 // Either way the widget hands back only the charge id; this script posts
@@ -92,7 +96,7 @@
 
   // Modal: one widget, opened by the button.
   var modal = Checkout.create(options({
-    paymentTypes: ["card", "pay_pay_online"],
+    paymentTypes: d.paymentTypes.split(","),
     onSuccess: function (r) { place("modal", r); },
     onError: function (e) { if (e && e.fatal) { failed(modalBtn)(e); } },
     closed: function () { if (!posted) { modalBtn.disabled = false; } }

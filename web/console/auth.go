@@ -56,6 +56,7 @@ func (c *console) addRoutes(r *mux.Router) {
 	c.handle(r, http.MethodPost, "/console/account/password", c.signedIn(c.changePassword))
 	c.handle(r, http.MethodPost, "/console/mode", c.signedIn(c.switchMode))
 	c.paymentRoutes(r)
+	c.slipRoutes(r)
 	c.keyRoutes(r)
 	// Anything else under /console/, in any method, is the console's own
 	// "no such page".

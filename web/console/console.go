@@ -45,6 +45,7 @@ type Service interface {
 	Sessions
 	Accounts
 	Payments
+	Slips
 	StoreKeys
 }
 
@@ -186,11 +187,17 @@ func peerIP(r *http.Request) string {
 	return host
 }
 
+// japan is Japan's time zone (no daylight saving).
+var japan = time.FixedZone("JST", 9*60*60)
+
 // consoleFuncs are the console templates' functions besides static.
 func consoleFuncs() template.FuncMap {
 	f := site.Funcs()
 	f["amount"] = site.Amount
 	f["when"] = func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
+	// A payment deadline also in Japan's time, where konbini customers
+	// and banks keep it.
+	f["jst"] = func(t time.Time) string { return t.In(japan).Format("2006-01-02 15:04") + " JST" }
 	// An id's last characters: its first ones are a time (UUIDv7) and
 	// repeat for everything made in the same minute.
 	f["short"] = func(id uuid.UUID) string { s := id.String(); return s[len(s)-8:] }

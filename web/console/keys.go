@@ -487,6 +487,12 @@ type settingsForm struct {
 	Forbidden       []string
 	Recurring       payment.RecurringPrivilege
 	Theme           []themeField
+	// KonbiniEnabled, BankTransferEnabled and MatchAmount are the
+	// payments made away from any page, and when a bank transfer's
+	// deposits pay.
+	KonbiniEnabled      bool
+	BankTransferEnabled bool
+	MatchAmount         payment.MatchAmount
 }
 
 // Forbids reports whether the form forbids a brand.
@@ -534,6 +540,7 @@ type settingsView struct {
 	Form       settingsForm
 	Brands     []string
 	Recurring  []payment.RecurringPrivilege
+	MatchRules []payment.MatchAmount
 	Cards      []testCard
 	Charge     testChargeForm
 	ChargeErrs []string
@@ -551,14 +558,17 @@ func (c *console) settingsView(st *payment.Store, f settingsForm, charge testCha
 		charge.Card = testCards[0].Key
 	}
 	return settingsView{Store: st, Form: f, Brands: payment.CardBrands(), Cards: testCards, Charge: charge,
-		Recurring: []payment.RecurringPrivilege{payment.RecurringNone, payment.RecurringBounded, payment.RecurringInfinite}}
+		Recurring:  []payment.RecurringPrivilege{payment.RecurringNone, payment.RecurringBounded, payment.RecurringInfinite},
+		MatchRules: []payment.MatchAmount{payment.MatchMinimum, payment.MatchExact, payment.MatchMaximum, payment.MatchDisabled}}
 }
 
 // storeForm is a store's settings as the form shows them.
 func storeForm(st *payment.Store) settingsForm {
 	return settingsForm{Name: st.Name, PCICompliant: st.PCICompliant, CardEnabled: st.Settings.CardEnabled,
 		ThreeDSRequired: st.Settings.ThreeDSRequired, Forbidden: st.Settings.ForbiddenCardBrands,
-		Recurring: st.Settings.Recurring(), Theme: themeFields(st.Settings.Theme)}
+		Recurring: st.Settings.Recurring(), Theme: themeFields(st.Settings.Theme),
+		KonbiniEnabled: !st.Settings.KonbiniOff, BankTransferEnabled: !st.Settings.BankTransferOff,
+		MatchAmount: st.Settings.TransferMatch()}
 }
 
 func (c *console) settingsPage(cr *consoleRequest) error {
@@ -580,15 +590,26 @@ func (c *console) saveSettings(cr *consoleRequest) error {
 	theme, fields := formTheme(form.Get)
 	f := settingsForm{Name: form.Get("name"), PCICompliant: form.Get("pci_compliant") != "",
 		CardEnabled: form.Get("card_enabled") != "", ThreeDSRequired: form.Get("three_ds_required") != "",
-		Forbidden: form["forbidden_card_brands"], Recurring: payment.RecurringPrivilege(form.Get("recurring_type")), Theme: fields}
+		Forbidden: form["forbidden_card_brands"], Recurring: payment.RecurringPrivilege(form.Get("recurring_type")), Theme: fields,
+		KonbiniEnabled: form.Get("konbini_enabled") != "", BankTransferEnabled: form.Get("bank_transfer_enabled") != "",
+		MatchAmount: payment.MatchAmount(form.Get("match_amount"))}
 	forbidden := slices.Clone(f.Forbidden)
 	if forbidden == nil {
 		forbidden = []string{}
 	}
-	_, err = c.svc.UpdateStore(cr.r.Context(), caller, st.ID, payment.StoreUpdate{
+	u := payment.StoreUpdate{
 		Name: &f.Name, PCICompliant: &f.PCICompliant, CardEnabled: &f.CardEnabled, ThreeDSRequired: &f.ThreeDSRequired,
 		ForbiddenCardBrands: &forbidden, RecurringType: &f.Recurring, Theme: &theme,
-	})
+		KonbiniEnabled: &f.KonbiniEnabled, BankTransferEnabled: &f.BankTransferEnabled,
+	}
+	// The rule is a choice the form always makes; a form without it (a
+	// script's) leaves the rule as it is.
+	if f.MatchAmount != "" {
+		u.MatchAmount = &f.MatchAmount
+	} else {
+		f.MatchAmount = st.Settings.TransferMatch()
+	}
+	_, err = c.svc.UpdateStore(cr.r.Context(), caller, st.ID, u)
 	if err != nil {
 		return c.showForm(cr, err, "console_settings", c.settingsView(st, f, testChargeForm{}))
 	}

@@ -383,6 +383,9 @@ type chargeView struct {
 	Message       string
 	CaptureAmount string
 	Reasons       []string
+	// Slip is a konbini payment's or bank transfer's (nil for other
+	// methods).
+	Slip *slipView
 }
 
 // refundReasons are the reasons a merchant may give a refund (the API's
@@ -442,11 +445,19 @@ func (c *console) showCharge(cr *consoleRequest, status int, keep url.Values, er
 	v.CanCapture = ch.Status == payment.ChargeAuthorized && ch.CaptureState == payment.CaptureNone && !pendingCancel
 	v.CanCancel = ch.Status == payment.ChargeAuthorized && ch.CaptureState == payment.CaptureNone && !pendingCancel ||
 		ch.Status == payment.ChargeAwaiting
+	if paidAway(ch) {
+		if v.Slip, err = c.slipFor(cr, caller, ch); err != nil {
+			return err
+		}
+	}
 	if keep != nil {
-		if strings.HasSuffix(cr.r.URL.Path, "/capture") {
+		switch path := cr.r.URL.Path; {
+		case strings.HasSuffix(path, "/capture"):
 			v.CaptureAmount = keep.Get("amount")
-		} else {
+		case strings.HasSuffix(path, "/refund"):
 			v.RefundAmount, v.Reason, v.Message = keep.Get("amount"), keep.Get("reason"), keep.Get("message")
+		case v.Slip != nil:
+			keepSlipForm(v.Slip, path, keep)
 		}
 	}
 	view := c.view(cr, "title_charge", "charges", v)
@@ -458,9 +469,21 @@ func (c *console) showCharge(cr *consoleRequest, status int, keep url.Values, er
 // chargeConfirmView is an action's confirmation: what is about to be done to
 // which charge, with the form's values to send again.
 type chargeConfirmView struct {
+	// Action names the confirmation's texts (confirm_<Action> and
+	// confirm_<Action>_lead, or Lead's key); Route is the action's path
+	// under the charge's, when it is not Action.
 	Action string
+	Route  string
+	Lead   string
 	Charge *payment.Charge
 	Path   string
+	// Deadline and NewDeadline are an extension's, by Days; it is the
+	// deadline's ExtensionNumber-th of MaxExtensions.
+	Deadline        time.Time
+	NewDeadline     time.Time
+	Days            int
+	ExtensionNumber int
+	MaxExtensions   int
 	// Amount is the amount as typed, AmountText in words; Fields are the
 	// hidden fields that carry the form's values.
 	Amount     string
@@ -501,8 +524,15 @@ func (c *console) confirmCharge(cr *consoleRequest, a actionRequest, cv chargeCo
 		return false, err
 	}
 	cv.Charge, cv.Path = ch, chargePath(ch)
-	cv.Form = confirmForm{Action: cv.Path + "/" + cv.Action, Back: cv.Path, Button: "confirm", Danger: cv.Action != "capture",
-		Fields: carried(cr.r.PostForm, "amount", "currency", "reason", "message")}
+	route := cv.Route
+	if route == "" {
+		route = cv.Action
+	}
+	if cv.Lead == "" {
+		cv.Lead = "confirm_" + cv.Action + "_lead"
+	}
+	cv.Form = confirmForm{Action: cv.Path + "/" + route, Back: cv.Path, Button: "confirm", Danger: cv.Action == "refund" || cv.Action == "cancel",
+		Fields: carried(cr.r.PostForm, "amount", "currency", "reason", "message", "days", "action")}
 	c.render(cr, http.StatusOK, "console_charge_confirm", "charges", cv)
 	return false, nil
 }
@@ -590,7 +620,20 @@ func (c *console) cancel(cr *consoleRequest) error {
 	if err != nil {
 		return err
 	}
-	if ok, err := c.confirmCharge(cr, a, chargeConfirmView{Action: "cancel"}); !ok || err != nil {
+	cv := chargeConfirmView{Action: "cancel"}
+	if !confirmed(cr) {
+		// A konbini payment or bank transfer is withdrawn before it is
+		// paid: the confirmation says so rather than speak of an
+		// authorization.
+		ch, err := c.svc.Charge(cr.r.Context(), a.caller, a.storeID, a.chargeID, 0)
+		if err != nil {
+			return err
+		}
+		if paidAway(ch) {
+			cv.Lead = "confirm_cancel_slip_lead"
+		}
+	}
+	if ok, err := c.confirmCharge(cr, a, cv); !ok || err != nil {
 		return err
 	}
 	_, err = c.svc.CreateCancel(cr.r.Context(), a.caller, a.storeID, a.chargeID, payment.NewCancel{})

@@ -25,7 +25,7 @@ func (f *gatewayFixture) approved(t testing.TB, card string, amount int64, meta 
 		t.Fatal(err)
 	}
 	nt := payment.NewToken{PaymentType: payment.PaymentTypeOnline, Type: payment.OneTime,
-		Wallet: &payment.WalletInput{Brand: "pay_pay_online", CallMethod: "web"}}
+		Data: &payment.TokenData{Brand: "pay_pay_online", CallMethod: "web"}}
 	nc := payment.NewCharge{Amount: amount, Currency: "JPY", Metadata: meta}
 	if card != "" {
 		nt = payment.NewToken{PaymentType: payment.PaymentTypeCard, Type: payment.OneTime, Email: "shopper@example.com",

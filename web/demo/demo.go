@@ -73,6 +73,11 @@ type Config struct {
 	Background func(func(ctx context.Context))
 }
 
+// shopPaymentTypes are what the shop's pop-up and hosted page offer (the
+// widget's paymentTypes): a card, PayPay, a convenience store's counter
+// and a bank transfer, the last two paid after the order (slip.go).
+var shopPaymentTypes = []string{"card", "pay_pay_online", paymentKonbini, paymentBankTransfer}
+
 // OrdersFile is where the storefront keeps its orders, in DataDir.
 const OrdersFile = "demo-orders.json"
 
@@ -487,13 +492,18 @@ type pageData struct {
 	Added    string
 	Flash    string
 
-	OrderRef   string
-	AppID      string
-	Hosted     string
-	FailedBack bool
+	OrderRef string
+	AppID    string
+	// PaymentTypes are what the pop-up offers (comma-separated).
+	PaymentTypes string
+	Hosted       string
+	FailedBack   bool
 
 	Order  *order
 	Orders []orderView
+	// Unavailable: the gateway could not be asked about the order just
+	// now; the page shows what was last heard.
+	Unavailable bool
 	// Plan is the subscription on sale (the home and subscribe pages);
 	// Sub an order's subscription as the gateway has it now.
 	Plan *planView
@@ -589,6 +599,7 @@ func (d *shop) checkout(w http.ResponseWriter, r *http.Request) {
 	}
 	p.OrderRef = d.orderRef(s)
 	p.AppID = d.cfg.JWT
+	p.PaymentTypes = strings.Join(shopPaymentTypes, ",")
 	p.FailedBack = r.URL.Query().Get("result") == "failed"
 	self := d.selfURL(r)
 	q := url.Values{}
@@ -601,7 +612,7 @@ func (d *shop) checkout(w http.ResponseWriter, r *http.Request) {
 	q.Set("pendingRedirectUrl", self+"/orders/return?order="+url.QueryEscape(p.OrderRef))
 	q.Set("failureRedirectUrl", self+"/checkout?result=failed")
 	q.Set("autoRedirect", "true")
-	q.Set("paymentTypes", "card,pay_pay_online")
+	q.Set("paymentTypes", strings.Join(shopPaymentTypes, ","))
 	p.Hosted = d.cfg.GatewayURL + "/forms/demo?" + q.Encode()
 	// What this order is to be paid, for the gateway's notification of
 	// its payment to be checked against.
@@ -643,6 +654,12 @@ func (d *shop) showOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := d.page(r, s, "order_title")
+	if o.Status == orderAwaiting {
+		// Paid (or not) away from the shop: what the gateway says now,
+		// whether or not its notifications reach the shop.
+		p.Unavailable = !d.refreshSlipOrder(r.Context(), o)
+		o, _ = d.orders.get(o.Ref)
+	}
 	p.Order = o
 	if o.SubscriptionID != "" {
 		p.Sub = d.subscriptionOf(r.Context(), o, p.Lang)

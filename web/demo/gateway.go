@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // gatewayCharge is the part of the gateway's charge the shop checks.
@@ -23,6 +24,12 @@ type gatewayCharge struct {
 	Status             string         `json:"status"`
 	Mode               string         `json:"mode"`
 	Metadata           map[string]any `json:"metadata"`
+	// CaptureAt is a konbini or bank-transfer charge's payment deadline.
+	CaptureAt *time.Time `json:"capture_at"`
+	// Error says why a charge failed (its code only).
+	Error *struct {
+		Code int `json:"code"`
+	} `json:"error"`
 }
 
 func (c *gatewayCharge) mismatch(storeID string, amount int64, currency, ref string) string {

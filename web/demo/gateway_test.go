@@ -34,13 +34,20 @@ type gatewayFixture struct {
 
 func newGatewayFixture(t *testing.T) *gatewayFixture {
 	t.Helper()
+	return newGatewayFixtureOn(t, nil)
+}
+
+// newGatewayFixtureOn is a gateway on clock (nil: the system's), for
+// payments whose deadlines are days away.
+func newGatewayFixtureOn(t *testing.T, clock payment.Clock) *gatewayFixture {
+	t.Helper()
 	ctx := context.Background()
 	f := &gatewayFixture{}
 	f.srv = httptest.NewUnstartedServer(nil)
 	publicURL := "http://" + f.srv.Listener.Addr().String()
 	// Events are written as the API shows them and delivered over HTTP,
 	// so that the storefront's webhook hears of what is paid.
-	stack := servicetest.New(t, servicetest.Options{PublicOrigin: publicURL, Configure: func(c *payment.Config) {
+	stack := servicetest.New(t, servicetest.Options{Clock: clock, PublicOrigin: publicURL, Configure: func(c *payment.Config) {
 		c.EncodeEvent, c.WebhookSender = univapay.EncodeEvent, postSender{}
 	}})
 	db := stack.DB

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,9 +103,19 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 		d.problem(w, r, http.StatusBadRequest, "unverified", problem)
 		return
 	}
-	switch ch.Status {
-	case "successful", "authorized":
-	case "pending", "awaiting":
+	// A konbini payment or a bank transfer awaits its shopper for days:
+	// the order is placed now, awaiting payment, with what the shopper
+	// pays with; the gateway's notification pays it.
+	var paymentType string
+	var sl *slip
+	if ch.Status == "awaiting" {
+		if paymentType, sl, err = d.fetchSlip(r.Context(), id.String()); err != nil {
+			d.log.Warn("demo: reading a charge's instructions", "charge", id, "error", err)
+		}
+	}
+	switch {
+	case ch.Status == "successful" || ch.Status == "authorized" || sl != nil:
+	case ch.Status == "pending" || ch.Status == "awaiting":
 		p := d.page(r, s, "e_pending_title")
 		p.ProblemTitle, p.ProblemText = p.Title, p.T["e_pending_text"]
 		p.Retry = &retry{Order: ref, ChargeID: id.String(), Method: method}
@@ -115,14 +126,14 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 		d.problem(w, r, http.StatusPaymentRequired, "declined", "charge status: "+ch.Status)
 		return
 	}
-	o := &order{
-		Ref: ref, ChargeID: ch.ID, TokenID: ch.TransactionTokenID, Status: ch.Status, Mode: ch.Mode,
-		Amount: ch.RequestedAmount, Currency: strings.ToUpper(ch.RequestedCurrency), Method: method,
-		CreatedAt: d.now().UTC(),
-	}
+	var items []orderItem
 	for _, l := range cart.Lines {
-		o.Items = append(o.Items, orderItem{Product: l.Product.ID, Name: l.Product.Name, NameJA: l.Product.NameJA,
+		items = append(items, orderItem{Product: l.Product.ID, Name: l.Product.Name, NameJA: l.Product.NameJA,
 			Qty: l.Qty, Price: l.Product.Price})
+	}
+	o := d.chargeOrder(ch, ref, method, items)
+	if sl != nil {
+		o.Status, o.PaymentType, o.Slip = orderAwaiting, paymentType, sl
 	}
 	if err := d.orders.add(o); err != nil {
 		if errors.Is(err, errDuplicateOrder) {
@@ -133,9 +144,9 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 		d.problem(w, r, http.StatusInternalServerError, "internal", "")
 		return
 	}
-	d.log.Info("demo: order paid", "order", ref, "charge", ch.ID, "method", method)
+	d.log.Info("demo: order placed", "order", ref, "charge", ch.ID, "method", method, "status", o.Status)
 	if err := d.checkouts.remove(ref); err != nil {
-		d.log.Warn("demo: forgetting a paid checkout", "order", ref, "error", err)
+		d.log.Warn("demo: forgetting a placed checkout", "order", ref, "error", err)
 	}
 	s.state.Cart, s.state.Order = map[string]int{}, ""
 	d.save(w, r, s)
@@ -146,14 +157,16 @@ func (d *shop) settle(w http.ResponseWriter, r *http.Request, s *shopperSession,
 // (its webhook) paid: the shop does not know how the shopper paid.
 const methodNotified = "webhook"
 
-// order is a paid order: by a charge, or by a subscription (whose first
-// charge, if it had one when the order was placed, is ChargeID).
+// order is a placed order: paid by a charge, or by a subscription (whose
+// first charge, if it had one when the order was placed, is ChargeID), or
+// awaiting a konbini payment or a bank transfer (slip.go).
 type order struct {
 	Ref            string `json:"ref"`
 	ChargeID       string `json:"charge_id"`
 	SubscriptionID string `json:"subscription_id,omitempty"`
 	TokenID        string `json:"token_id,omitempty"`
-	// Status is the charge's, or the subscription's as last heard.
+	// Status is the charge's, or the subscription's as last heard; an
+	// order paid away from the shop is awaiting until it ends (slip.go).
 	Status   string `json:"status"`
 	Mode     string `json:"mode,omitempty"`
 	Amount   int64  `json:"amount"`
@@ -163,6 +176,16 @@ type order struct {
 	Method    string      `json:"method"`
 	Items     []orderItem `json:"items"`
 	CreatedAt time.Time   `json:"created_at"`
+	// PaymentType is konbini or bank_transfer for an order paid away
+	// from the shop, after it was placed; Slip is what its shopper pays
+	// with; Deposited and TransferStatus a bank transfer's deposits so
+	// far, as the gateway last said; EndedAt when it was paid or ended
+	// unpaid.
+	PaymentType    string     `json:"payment_type,omitempty"`
+	Slip           *slip      `json:"slip,omitempty"`
+	Deposited      int64      `json:"deposited,omitempty"`
+	TransferStatus string     `json:"transfer_status,omitempty"`
+	EndedAt        *time.Time `json:"ended_at,omitempty"`
 }
 
 type orderItem struct {
@@ -181,16 +204,27 @@ type orderView struct {
 	MethodText  string
 	ItemSummary string
 	Lines       []cartLine
+	// Pay is what the shopper of an order paid away from the shop pays
+	// with; EndedText when it was paid or ended unpaid.
+	Pay       *slipView
+	EndedText string
 }
 
 func (o *order) view(loc message.Locale) orderView {
 	t := message.Demo.In(loc)
 	v := orderView{order: o, StatusText: t["status_"+o.Status], MethodText: t["method_"+o.Method]}
-	jst := time.FixedZone("JST", 9*3600)
-	if loc == message.Japanese {
-		v.When = o.CreatedAt.In(jst).Format("2006/01/02 15:04")
-	} else {
-		v.When = o.CreatedAt.In(jst).Format("2 Jan 2006, 15:04 MST")
+	// A charge's order speaks of the order (canceled: not paid), a
+	// subscription's of the subscription (canceled: ended).
+	if text := t["order_status_"+o.Status]; text != "" && o.SubscriptionID == "" {
+		v.StatusText = text
+	}
+	if o.PaymentType != "" {
+		v.MethodText = cmp.Or(t["pt_"+o.PaymentType], o.PaymentType)
+		v.Pay = o.slipView(loc)
+	}
+	v.When = when(o.CreatedAt, loc)
+	if o.EndedAt != nil {
+		v.EndedText = when(*o.EndedAt, loc)
 	}
 	v.AmountText = orderAmount(o.Amount, o.Currency)
 	if o.Period != "" {
@@ -307,15 +341,27 @@ func (o *orderBook) add(n *order) error {
 
 // setStatus records an order's new status (its subscription's).
 func (o *orderBook) setStatus(ref, status string) error {
+	return o.update(ref, func(x *order) bool {
+		x.Status = status
+		return true
+	})
+}
+
+// update changes an order with change, which reports whether it changed
+// anything, and saves it if so. change is given a copy: the order the
+// pages may be reading is left as it was.
+func (o *orderBook) update(ref string, change func(*order) bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i := slices.IndexFunc(o.orders, func(x *order) bool { return x.Ref == ref })
 	if i < 0 {
 		return nil
 	}
+	changed := *o.orders[i]
+	if !change(&changed) {
+		return nil
+	}
 	next := slices.Clone(o.orders)
-	changed := *next[i]
-	changed.Status = status
 	next[i] = &changed
 	return o.write(next)
 }

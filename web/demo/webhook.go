@@ -36,10 +36,13 @@ const WebhookPath = "/webhooks/kessai"
 const WebhookFile = "demo-webhook.json"
 
 // webhookTriggers are the events the storefront asks for: the end of a
-// charge, which pays an order, and its updates (awaiting the shopper),
-// which it only logs; a subscription's payments, failures and
-// cancellation, which its order follows (subscription.go).
-var webhookTriggers = []string{"charge_finished", "charge_updated", "subscription_payment", "subscription_failure", "subscription_canceled"}
+// charge, which pays an order (or ends one awaiting a konbini payment or
+// a bank transfer unpaid), and its updates (awaiting the shopper, a
+// deadline moved), which place or follow an order awaiting payment; a
+// bank transfer's deposits (slip.go); a subscription's payments, failures
+// and cancellation, which its order follows (subscription.go).
+var webhookTriggers = []string{"charge_finished", "charge_updated", "bank_transfer_status_updated",
+	"subscription_payment", "subscription_failure", "subscription_canceled"}
 
 // signatureTolerance is how far a delivery's timestamp may be from the
 // shop's clock (Standard Webhooks' recommendation): an older delivery is
@@ -349,7 +352,7 @@ func (d *shop) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch ev.Event {
-	case "charge_finished":
+	case "charge_finished", "charge_updated":
 		var ch gatewayCharge
 		dec := json.NewDecoder(bytes.NewReader(ev.Data))
 		dec.UseNumber()
@@ -357,8 +360,22 @@ func (d *shop) receiveWebhook(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "not a charge", http.StatusBadRequest)
 			return
 		}
-		if err := d.settleNotified(&ch); err != nil {
-			d.log.Error("demo: saving an order paid by notification", "charge", ch.ID, "error", err)
+		settle := d.settleNotified
+		if ev.Event == "charge_updated" {
+			settle = func(ch *gatewayCharge) error { return d.awaitingNotified(r.Context(), ch) }
+		}
+		if err := settle(&ch); err != nil {
+			d.log.Error("demo: saving an order from a notification", "event", ev.Event, "charge", ch.ID, "error", err)
+			http.Error(w, "try again", http.StatusInternalServerError)
+			return
+		}
+	case "bank_transfer_status_updated":
+		if err := d.transferEvent(ev.Data); err != nil {
+			if errors.Is(err, errNotATransfer) {
+				http.Error(w, "not a bank transfer's status", http.StatusBadRequest)
+				return
+			}
+			d.log.Error("demo: saving a transfer's deposits", "error", err)
 			http.Error(w, "try again", http.StatusInternalServerError)
 			return
 		}
@@ -389,8 +406,18 @@ func (d *shop) settleNotified(ch *gatewayCharge) error {
 	if ref == "" {
 		return nil // not one of the shop's orders
 	}
-	if _, ok := d.orders.byCharge(ch.ID); ok {
-		return nil
+	if o, ok := d.orders.byCharge(ch.ID); ok {
+		// An order awaiting a konbini payment or a bank transfer ends:
+		// paid, or not.
+		if o.Status != orderAwaiting || o.Ref != ref {
+			return nil
+		}
+		if problem := ch.mismatch(d.cfg.StoreID, o.Amount, o.Currency, ref); problem != "" {
+			d.log.Warn("demo: a notified charge does not pay its order", "order", ref, "charge", ch.ID, "problem", problem)
+			return nil
+		}
+		d.log.Info("demo: order awaiting payment ended", "order", ref, "charge", ch.ID, "status", ch.Status)
+		return d.slipOrderNews(o, ch)
 	}
 	if o, ok := d.orders.get(ref); ok {
 		d.log.Warn("demo: a second charge for a paid order", "order", ref, "charge", ch.ID, "paid_by", o.ChargeID)
@@ -409,11 +436,7 @@ func (d *shop) settleNotified(ch *gatewayCharge) error {
 		d.log.Info("demo: a notified charge did not succeed", "order", ref, "charge", ch.ID, "status", ch.Status)
 		return nil
 	}
-	o := &order{
-		Ref: ref, ChargeID: ch.ID, TokenID: ch.TransactionTokenID, Status: ch.Status, Mode: ch.Mode,
-		Amount: ch.RequestedAmount, Currency: strings.ToUpper(ch.RequestedCurrency), Method: methodNotified,
-		Items: co.Items, CreatedAt: d.now().UTC(),
-	}
+	o := d.chargeOrder(ch, ref, methodNotified, co.Items)
 	if err := d.orders.add(o); err != nil {
 		if errors.Is(err, errDuplicateOrder) {
 			return nil // the shopper's return, just now

@@ -87,8 +87,9 @@ func savedWebhook(t *testing.T, dir string) webhookState {
 }
 
 // TestDemoWebhookRegistration: the storefront registers one webhook at its
-// receiver for charge_finished and charge_updated (and its subscriptions'
-// payments, failures and cancellations), with an Authorization
+// receiver for charge_finished and charge_updated, a bank transfer's
+// deposits (bank_transfer_status_updated), and its subscriptions'
+// payments, failures and cancellations, with an Authorization
 // of its own, and keeps its signing secret in its data file; starting
 // again reuses it (putting right its triggers, Authorization and state), and
 // when the secret is lost it replaces the webhook, never adding a second.
@@ -108,7 +109,7 @@ func TestDemoWebhookRegistration(t *testing.T) {
 	}
 	w := hooks[0]
 	if w.URL != want || !w.Active || w.AuthToken != st.AuthToken || !strings.HasPrefix(st.AuthToken, "Bearer ") ||
-		!slices.Equal(w.Triggers, []string{"charge_finished", "charge_updated", "subscription_payment", "subscription_failure", "subscription_canceled"}) ||
+		!slices.Equal(w.Triggers, []string{"charge_finished", "charge_updated", "bank_transfer_status_updated", "subscription_payment", "subscription_failure", "subscription_canceled"}) ||
 		w.ID.String() != st.ID {
 		t.Errorf("webhook %+v, state %+v", w, st)
 	}

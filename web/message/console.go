@@ -6,7 +6,7 @@ package message
 // title_<page> are page titles, n_ one-shot notices, e_ errors of the
 // console itself, code_<CODE> and reason_<REASON> the service's error
 // codes and field reasons in words, field_<field> the fields they name.
-var Console = newTable("console", consoleTexts(consoleFrame, consolePayments, consoleKeys))
+var Console = newTable("console", consoleTexts(consoleFrame, consolePayments, consoleKeys, consoleSlips))
 
 // consoleTexts merges the console's parts; a key in two parts would leave
 // one page with the other's text, so it stops the program at start.
