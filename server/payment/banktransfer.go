@@ -198,7 +198,7 @@ type ExpiryExtension struct {
 // Expiry extension limits (ours: no reference gives figures): a
 // deadline moves at most MaxExpiryExtensions times, each time later by at
 // most MaxExpiryExtension, and never past MaxPaymentWindow after the
-// charge was made.
+// charge began to await its shopper.
 const (
 	MaxExpiryExtensions = 3
 	MaxExpiryExtension  = 30 * 24 * time.Hour

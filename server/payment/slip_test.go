@@ -532,3 +532,32 @@ func TestSlipSandboxIsTestOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestSlipLongestWait: a konbini payment of the default 30 days, begun
+// after the charge was made (the worker opens it), extends by 30 more to
+// the window's last instant; a second later is too far.
+func TestSlipLongestWait(t *testing.T) {
+	s := newSlipStack(t)
+	ctx := context.Background()
+	tok, err := s.Service.Tokens.CreateToken(ctx, s.demo.Caller, konbiniToken("lawson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.Service.Charging.CreateCharge(ctx, s.demo.Caller, payment.NewCharge{TokenID: tok.ID, Amount: 1000, Currency: "JPY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.clock.Advance(time.Second) // the worker opens the payment a second later
+	servicetest.AwaitCharge(t, s.Service, s.demo.Caller, s.demo.StoreID, ch.ID, "the payment to open", servicetest.Awaiting)
+	d := payment.MaxExpiryExtension + time.Second
+	_, err = s.Service.Charging.ExtendExpiry(ctx, s.demo.Caller, s.demo.StoreID, ch.ID, payment.ExpiryExtension{Period: &d})
+	wantSlipError(t, err, payment.CodeMaxExpiryExtensionExceeded, "", "")
+	d = payment.MaxExpiryExtension
+	e, err := s.Service.Charging.ExtendExpiry(ctx, s.demo.Caller, s.demo.StoreID, ch.ID, payment.ExpiryExtension{Period: &d})
+	if err != nil {
+		t.Fatalf("30 more days of a 30-day payment: %v", err)
+	}
+	if want := s.clock.Now().Add(payment.MaxPaymentWindow); !e.ExpirationDate.Equal(want) {
+		t.Errorf("the deadline %v, want %v", e.ExpirationDate, want)
+	}
+}

@@ -69,8 +69,10 @@ func (s *Service) ChargeExpiry(ctx context.Context, c *payment.Caller, storeID, 
 // shopper later (POST …/charges/{id}/expiry), by a period or to a date,
 // never both (EITHER_PERIOD_OR_DATE). The new deadline must be later than
 // the current one (POSITIVE_EXPIRY_EXTENSION_REQUIRED), by at most
-// MaxExpiryExtension and at most MaxPaymentWindow after the charge was
-// made (MAXIMUM_EXPIRY_EXTENSION_EXCEEDED), and a deadline moves at most
+// MaxExpiryExtension and at most MaxPaymentWindow after the charge began
+// to await its shopper, when its first deadline was set
+// (MAXIMUM_EXPIRY_EXTENSION_EXCEEDED): a 30-day konbini payment extended
+// by 30 days ends at the window's last instant, and a deadline moves at most
 // MaxExpiryExtensions times (MAXIMUM_EXTENSIONS_REACHED). A deadline that
 // has passed cannot be extended: the charge has failed, or is about to.
 // The charge shows the new deadline as its capture_at (charge_updated).
@@ -103,7 +105,7 @@ func (s *Service) ExtendExpiry(ctx context.Context, c *payment.Caller, storeID, 
 		switch {
 		case !until.After(ap.ExpiresOn):
 			return payment.Errorf(payment.CodePositiveExtensionRequired, "the new deadline must be later than the current one")
-		case until.Sub(ap.ExpiresOn) > payment.MaxExpiryExtension || until.After(ch.CreatedOn.Add(payment.MaxPaymentWindow)):
+		case until.Sub(ap.ExpiresOn) > payment.MaxExpiryExtension || until.After(ap.CreatedOn.Add(payment.MaxPaymentWindow)):
 			return payment.Errorf(payment.CodeMaxExpiryExtensionExceeded, "the new deadline is further than an extension may move it")
 		}
 		ap.ExpiresOn, ap.UpdatedOn = until, now
