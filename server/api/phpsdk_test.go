@@ -151,17 +151,21 @@ func TestPHPTokenRequests(t *testing.T) {
 	})
 
 	t.Run("CountryCodeAsString", func(t *testing.T) {
-		for _, cc := range []string{`"81"`, `81`, `"1"`, `"356"`} {
+		// With or without the international prefix's plus, as merchants
+		// write it and the Node SDK passes it on.
+		for _, cc := range []string{`"81"`, `81`, `"1"`, `"356"`, `"+81"`, `"+1"`} {
 			b := `{"email":"a@example.com","payment_type":"card",` + card +
 				`,"phone_number":{"country_code":` + cc + `,"local_number":"12910298309128"}}}`
 			rec := f.do(t, "POST", "/tokens", server(f.a1), b)
 			tok := ok(t, rec, http.StatusCreated)
-			want := strings.Trim(cc, `"`)
+			want := strings.Trim(cc, `"+`)
 			if !strings.Contains(rec.Body.String(), `"country_code":`+want+`,`) {
 				t.Errorf("country_code %s answered as %v: %s", cc, jget(tok, "data.billing.phone_number"), rec.Body)
 			}
 		}
-		for _, cc := range append([]string{`"+81"`, `" 81"`, `"８１"`, `"081"`, `"81.0"`, `"0x51"`}, hostileIntegers...) {
+		for _, cc := range append([]string{`"++81"`, `"+ 81"`, `"+081"`, `"+"`, `" 81"`, `"８１"`, `"081"`, `"81.0"`, `"0x51"`},
+			// "+1" is an amount's mistake but a country code.
+			slices.DeleteFunc(slices.Clone(hostileIntegers), func(s string) bool { return s == `"+1"` })...) {
 			b := `{"email":"a@example.com","payment_type":"card",` + card +
 				`,"phone_number":{"country_code":` + cc + `,"local_number":"12910298309128"}}}`
 			wantError(t, f.do(t, "POST", "/tokens", server(f.a1), b), http.StatusBadRequest, payment.CodeValidation,
@@ -183,7 +187,12 @@ func TestPHPTokenRequests(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), `"country_code":44,`) {
 			t.Errorf("patched phone: %s", rec.Body)
 		}
-		wantError(t, f.do(t, "PATCH", path, server(f.a1), `{"data":{"phone_number":{"country_code":"+44","local_number":"1"}}}`),
+		rec = f.do(t, "PATCH", path, server(f.a1), `{"data":{"phone_number":{"country_code":"+44","local_number":"2071234567"}}}`)
+		ok(t, rec, http.StatusOK)
+		if !strings.Contains(rec.Body.String(), `"country_code":44,`) {
+			t.Errorf("patched phone with a plus: %s", rec.Body)
+		}
+		wantError(t, f.do(t, "PATCH", path, server(f.a1), `{"data":{"phone_number":{"country_code":"++44","local_number":"1"}}}`),
 			http.StatusBadRequest, payment.CodeValidation, "data.phone_number.country_code")
 	})
 }
