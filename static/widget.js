@@ -867,6 +867,10 @@
       autoAdvance: function (b, n) { return !!x.autoAdvance(put(b)[0], n); },
       cvvState: texts(x.cvvState),
       messageKey: texts(x.messageKey),
+      japanesePhone: function (v) { // "local state"
+        var r = str(x.japanesePhone(put(v)[0])), i = r.indexOf(" ");
+        return { local: r.slice(0, i), state: r.slice(i + 1) };
+      },
       expiryState: function (v, now) {
         return str(x.expiryState(put(v)[0], now.getFullYear(), now.getMonth() + 1, now.getDate()));
       },
