@@ -295,7 +295,7 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 		AppID: st.Tokens[params.TokenID], Metadata: string(metaJSON), WidgetLocale: widgetLocale,
 		CaptureAttr: strconv.FormatBool(params.Capture), Heading: formText(loc, "card_details"),
 	}
-	if _, wallets, _ := parsePaymentTypes(params.PaymentTypes); len(wallets) > 0 && params.Checkout == "payment" {
+	if o, _ := parsePaymentTypes(params.PaymentTypes); len(o.Wallets) > 0 && params.Checkout == "payment" {
 		data.Heading = formText(loc, "pay_method")
 	}
 	switch {
@@ -447,7 +447,7 @@ func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID str
 		}
 	}
 	if pt := strings.TrimSpace(q.Get("paymentTypes")); pt != "" {
-		if _, _, ok := parsePaymentTypes(pt); !ok || len(pt) > 512 {
+		if _, ok := parsePaymentTypes(pt); !ok || len(pt) > 512 {
 			bad("p_payment_types")
 		} else {
 			p.PaymentTypes = strings.ToLower(strings.Join(strings.Fields(pt), ""))
