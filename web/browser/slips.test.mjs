@@ -397,6 +397,33 @@ describe("what a shop asks for and what the store allows", () => {
   });
 });
 
+describe("HTML mode", () => {
+  test("the form goes to the shop once the shopper has closed the instructions, with the charge's id", async () => {
+    const { page, seen } = await s.newPage();
+    const before = s.merchant.submissions.length;
+    await page.goto(s.url("/html", { amount: 2200, paymentTypes: "konbini" }));
+    await page.locator("form#order span[data-app-id] button").click();
+    const { frame } = await widgetFrame(page, s.gw.endpoint);
+    await ready(frame);
+    await frame.selectOption("#kw-store", "mini_stop");
+    await frame.fill("#kw-cname", "Taro Yamada");
+    await frame.fill("#kw-phone", "070-1234-5678");
+    await frame.click("#kw-pay");
+    await frame.waitForSelector("#kw-slip:not([hidden])", { timeout: 20_000 });
+    // The ids are in the form, which waits for the shopper.
+    await page.waitForFunction(() => !!document.querySelector("input[name=univapayChargeId]")?.value);
+    await page.waitForTimeout(2000);
+    assert.equal(s.merchant.submissions.length, before, "not submitted while the instructions are on screen");
+    await Promise.all([page.waitForURL(`${s.merchant.origin}/submit`, { timeout: 20_000 }), frame.click("#kw-slip-done")]);
+    const { fields } = s.merchant.submissions.at(-1);
+    assert.equal(fields.orderRef, "A-1003");
+    const charge = await s.gw.charge(fields.univapayChargeId);
+    assert.equal(charge.status, "awaiting");
+    assert.equal(charge.transaction_token_id, fields.univapayTokenId);
+    assertClean(seen);
+  });
+});
+
 /** Opens the hosted link form with the query and returns its page and frame. */
 async function openLinkForm(query, pageOpts) {
   const p = await s.newPage(pageOpts);
