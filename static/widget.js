@@ -456,16 +456,21 @@
     PAYMENT_TYPE_NOT_ALLOWED: ["slipUnavailable", false],
     CURRENCY_NOT_SUPPORTED: ["slipUnavailable", false]
   };
+  // SLIP_FIELDS are the fields of a konbini payment's or bank transfer's
+  // form: an API error names them for a token of those methods only (a
+  // card token's phone_number is the shop's, which the shopper never saw).
+  var SLIP_FIELDS = { store: true, cname: true, phone: true, bank: true };
   // apiFailure shows what an API error means and returns {code, message,
-  // fatal} for the loader.
-  function apiFailure(e) {
+  // fatal} for the loader. via is the payment type of the request that
+  // failed.
+  function apiFailure(e, via) {
     if (e && e.network) { showAlert(M.network); return { code: "NETWORK_ERROR", message: M.network, fatal: false }; }
     var b = (e && e.body) || {}, code = b.code || "UNKNOWN_ERROR", msg;
     var fields = b.errors || [];
     var shown = 0, first = null;
     fields.forEach(function (fe) {
       var name = FIELD_OF[fe.field], el = name && F[name];
-      if (!el) { return; }
+      if (!el || name !== "email" && !!SLIP_FIELDS[name] !== !!SLIPS[via]) { return; }
       var key = name + "." + (REASON_KEY[fe.reason] || "invalid");
       showError(el, M[key] || M["field.generic"]);
       // The first in the form, whatever the order of the API's list.
@@ -619,11 +624,13 @@
       post("error", failed);
       return;
     }
+    // Every field judged; the first in the form in error takes the focus
+    // (the e-mail, optional here, comes last).
     var first = null;
-    if (F.email && !fallbackCheck(F.email, false)) { first = F.email; }
     (m === "konbini" ? [F.store, F.cname, F.phone] : [F.bank]).forEach(function (el) {
       if (!slipCheck(el, true) && !first) { first = el; }
     });
+    if (F.email && !fallbackCheck(F.email, false) && !first) { first = F.email; }
     if (first) {
       focusField(first);
       if (requestId) {
@@ -830,7 +837,7 @@
         if (again) { focusField(again); }
         if (via.type === "card") { try { F.number.select(); } catch (x) { /* ignore */ } }
       } else {
-        info = apiFailure(e);
+        info = apiFailure(e, via.type);
       }
       if (token) { info.tokenId = token.id; }
       if (requestId) { info.requestId = requestId; }
