@@ -296,6 +296,32 @@ describe("on a phone, in English", () => {
     assertClean(seen);
   });
 
+  test("keyboard only: the switch moves with the arrow keys, the konbini form is filled and paid", async () => {
+    const { page, frame, seen } = await openModal({ amount: 1500, paymentTypes: ALL }, { viewport: PHONE });
+    await frame.focus(".kw-switch-input[value=card]");
+    await page.keyboard.press("ArrowRight");
+    await frame.waitForSelector("#kw-panel-konbini:not([hidden])");
+    assert.equal(await frame.evaluate(() => document.activeElement.value), "konbini");
+    await page.keyboard.press("Tab");
+    assert.equal(await frame.evaluate(() => document.activeElement.id), "kw-store", "from the switch to the form's first field");
+    await page.keyboard.press("ArrowDown"); // a closed select moves to its next option
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("Hanako Sato");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("09011112222");
+    await page.keyboard.press("Tab");
+    assert.equal(await frame.evaluate(() => document.activeElement.id), "kw-email");
+    await page.keyboard.press("Tab");
+    assert.equal(await frame.evaluate(() => document.activeElement.id), "kw-pay");
+    await page.keyboard.press("Enter");
+    await frame.waitForSelector("#kw-slip:not([hidden])", { timeout: 20_000 });
+    const ok = await waitForLog(page, "onSuccess", { timeout: 20_000 });
+    const token = await s.gw.api("GET", `/stores/${s.gw.credentials.store_id}/tokens/${ok.value.tokenId}`);
+    assert.equal(token.data.convenience_store, "seven_eleven");
+    assert.equal(token.data.customer_name, "Hanako Sato");
+    assertClean(seen);
+  });
+
   test("a shop that offers konbini alone: no switch, the stores it names", async () => {
     const { page, frame } = await openModal({ amount: 900, paymentTypes: "seven_eleven,lawson,family_mart" }, { viewport: PHONE });
     assert.equal(await frame.$("#kw-switch"), null);
