@@ -332,6 +332,16 @@ describe("on a phone, in English", () => {
   });
 });
 
+describe("beside a wallet", () => {
+  test("the wallet's button above, then the forms", async () => {
+    const { page, frame } = await openModal({ amount: 3000, paymentTypes: "pay_pay_online,konbini,bank_transfer" });
+    assert.equal((await frame.textContent(".kw-or")).trim(), "Or pay another way");
+    const offered = await frame.$$eval(".kw-switch-input", (els) => els.map((e) => e.value));
+    assert.deepEqual(offered, ["konbini", "bank_transfer"]);
+    await screenshot(page, "85-modal-wallet-konbini");
+  });
+});
+
 describe("bank transfer in the modal", () => {
   test("to the sandbox's bank: the account, the amount and the deadline, each to copy", async () => {
     const { page, frame, seen } = await openModal({ amount: 5400, paymentTypes: ALL });
