@@ -3,7 +3,8 @@
  *
  * This is a line-by-line port of the Go packages wasm/card (brand from the
  * BIN, Luhn, lengths, grouping and caret, expiry, security code and
- * cardholder rules) and wasm/widget/field (the expiry field's rewriting),
+ * cardholder rules) and wasm/widget/field (the expiry field's rewriting, a
+ * konbini shopper's phone number),
  * and it must answer exactly as they do: the browser suite's
  * cardrules.test.mjs runs it against the vectors those packages write
  * (wasm/card/testdata/vectors.json, wasm/widget/field/testdata/vectors.json).
@@ -39,7 +40,9 @@
     INCOMPLETE_NUMBER: "INCOMPLETE_CARD_NUMBER",
     INCOMPLETE_EXPIRY: "INCOMPLETE_CARD_EXPIRATION",
     INCOMPLETE_CVV: "INCOMPLETE_CVV",
-    EXPIRED: "CARD_EXPIRED"
+    EXPIRED: "CARD_EXPIRED",
+    INVALID_PHONE: "INVALID_PHONE_NUMBER",
+    FOREIGN_PHONE: "ONLY_JAPANESE_PHONE_NUMBER_ALLOWED"
   };
   var MAX_CARDHOLDER_LENGTH = 64;
   var MAX_YEARS_AHEAD = 20;
@@ -460,9 +463,42 @@
       case S.REQUIRED: return field + ".required";
       case S.INCOMPLETE_NUMBER: case S.INCOMPLETE_EXPIRY: case S.INCOMPLETE_CVV: return field + ".incomplete";
       case S.EXPIRED: return field + ".expired";
-      case S.INVALID_NUMBER: case S.INVALID_EXPIRY: case S.INVALID_CVV: case S.INVALID_FORMAT: return field + ".invalid";
+      case S.INVALID_NUMBER: case S.INVALID_EXPIRY: case S.INVALID_CVV: case S.INVALID_FORMAT: case S.INVALID_PHONE:
+        return field + ".invalid";
+      case S.FOREIGN_PHONE: return field + ".foreign";
     }
     return GENERIC_MESSAGE_KEY;
+  }
+
+  // ---- a konbini shopper's phone number (field.JapanesePhone) ----------
+
+  function isPhoneSeparator(r) {
+    return r === 0x2212 || r === 0x30FC || r === 0xFF70 || r === 0x28 || r === 0x29 || r === 0xFF08 || r === 0xFF09 || is(DASH, r);
+  }
+  // japanesePhone: {local, state}; local is the digits to send with
+  // country code 81, "" unless state is "".
+  function japanesePhone(v) {
+    var cps = codePoints(v), d = "", plus = false, blank = true;
+    function no(state) { return { local: "", state: state }; }
+    for (var i = 0; i < cps.length; i++) {
+      var r = cps[i], x = digitValue(r);
+      if (x >= 0) { d += String(x); blank = false; continue; }
+      if (isSpace(r)) { continue; }
+      if ((r === 0x2B || r === 0xFF0B) && !plus && d === "") { plus = true; blank = false; continue; }
+      if (isPhoneSeparator(r)) { blank = false; continue; }
+      return no(S.INVALID_PHONE);
+    }
+    if (blank) { return no(S.REQUIRED); }
+    if (plus) {
+      if (d === "") { return no(S.INVALID_PHONE); }
+      if (d.slice(0, 2) !== "81") { return no(S.FOREIGN_PHONE); }
+      d = d.slice(2);
+      if (d.charAt(0) !== "0") { d = "0" + d; }
+    }
+    var lo = 9, hi = 10;
+    if (d.charAt(0) === "0") { lo = 10; hi = 11; }
+    if (d.length < lo || d.length > hi) { return no(S.INVALID_PHONE); }
+    return { local: d, state: "" };
   }
 
   function cvvMax(b) { return b === UNKNOWN || b === "" ? 4 : cvvLength(b); }
@@ -497,6 +533,7 @@
     cvvMax: cvvMax,
     autoAdvance: autoAdvance,
     messageKey: messageKey,
+    japanesePhone: japanesePhone,
     genericMessageKey: GENERIC_MESSAGE_KEY
   };
 })(this);

@@ -24,7 +24,7 @@
         a = at[i].name;
         if (!a.indexOf("data-") && KNOWN.indexOf(" " + a.slice(5) + " ") < 0 && a.indexOf("data-subscription-")) { md[a.slice(5).replace(/-/g, "_")] = at[i].value; }
       }
-      var auto = bool(ds.autoSubmit, false), inline = bool(ds.inline, false);
+      var auto = bool(ds.autoSubmit, false), inline = bool(ds.inline, false), pending = false;
       var o = {
         appId: ds.appId, checkout: ds.checkout, amount: ds.amount, currency: ds.currency, capture: ds.capture,
         email: ds.email, phoneNumber: ds.phoneNumber, tokenType: ds.tokenType, locale: ds.locale, metadata: md,
@@ -34,7 +34,14 @@
           hidden(form, "univapayTokenId", r.tokenId || "");
           if (r.chargeId) { hidden(form, "univapayChargeId", r.chargeId); }
           if (r.subscriptionId) { hidden(form, "univapaySubscriptionId", r.subscriptionId); }
+          // A konbini payment's or bank transfer's instructions stay on
+          // screen: the form goes once the shopper has closed them (in
+          // the modal) or submits it again (inline).
+          if (r.status === "awaiting") { pending = true; return; }
           if (auto) { HTMLFormElement.prototype.submit.call(form); }
+        },
+        closed: function () {
+          if (pending && auto) { pending = false; HTMLFormElement.prototype.submit.call(form); }
         }
       };
       for (i in ds) { if (!i.indexOf("subscription")) { o[i] = ds[i]; } }

@@ -97,7 +97,9 @@
       background: "transparent", colorScheme: "normal", overflow: "hidden", transition: "height .15s"
     });
     f.title = o.t[2];
-    f.setAttribute("allow", "payment");
+    // clipboard-write: the copy buttons of a konbini payment's or bank
+    // transfer's instructions.
+    f.setAttribute("allow", "payment; clipboard-write");
     f.setAttribute("referrerpolicy", "origin");
     f.src = GW + "/widget/frame?" + q.join("&");
     this.f = f;
@@ -276,7 +278,9 @@
         call(this.o.onSuccess, r);
         emit("success", r);
         if (r.subscriptionId) { emit("subscription-created", r); }
-        if (this.box) { this.later = setTimeout(function () { self.close(); }, 1600); }
+        // A payment that awaits its shopper (konbini, bank transfer) has
+        // its instructions on screen: the shopper closes them.
+        if (this.box && m.status !== "awaiting") { this.later = setTimeout(function () { self.close(); }, 1600); }
         break;
       case "error":
         this.fail(m);

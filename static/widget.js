@@ -15,11 +15,17 @@
  * The page gets ids and states, never card data.
  *
  * Besides the card form the frame may offer online wallets (cfg.wallets:
- * buttons that pay at once), and it carries the steps a shopper takes
- * elsewhere: a 3-D Secure challenge (the issuer's page in an inner frame,
- * or, on the gateway's own link form, the whole tab, which comes back to
- * cfg.returnUrl) and a wallet payment (the wallet page's QR code and a
- * link to it), while it polls the charge to its end.
+ * buttons that pay at once) and the forms of a konbini payment and of a
+ * bank transfer (cfg.methods: the forms to switch between), and it carries
+ * the steps a shopper takes elsewhere: a 3-D Secure challenge (the
+ * issuer's page in an inner frame, or, on the gateway's own link form, the
+ * whole tab, which comes back to cfg.returnUrl) and a wallet payment (the
+ * wallet page's QR code and a link to it), while it polls the charge to
+ * its end. A konbini payment or a bank transfer is paid later, away from
+ * the screen: once its charge awaits the shopper, the frame shows what to
+ * pay with (the store's numbers, the account) and the deadline, and
+ * reports success with the charge, status "awaiting"; the loader keeps
+ * the modal open on them until the shopper closes it.
  *
  * A subscription checkout (cfg.subscription) makes a subscription on the
  * token instead of a charge, and follows its first charge, when one is
@@ -91,9 +97,23 @@
     number: d.getElementById("kw-number"),
     exp: d.getElementById("kw-exp"),
     cvc: d.getElementById("kw-cvc"),
-    name: d.getElementById("kw-name")
+    name: d.getElementById("kw-name"),
+    // A konbini payment's and a bank transfer's.
+    store: d.getElementById("kw-store"),
+    cname: d.getElementById("kw-cname"),
+    phone: d.getElementById("kw-phone"),
+    bank: d.getElementById("kw-bank")
   };
   var payText = payLabel ? payLabel.textContent : "";
+  // method is the form shown (card, konbini or bank_transfer; null when
+  // there are only wallets); SLIPS are the methods paid away from the
+  // screen.
+  var method = (cfg.methods || [])[0] || null;
+  var SLIPS = { konbini: true, bank_transfer: true };
+  var S = cfg.slip || {};
+  var switchInputs = d.querySelectorAll(".kw-switch-input");
+  var slipBox = d.getElementById("kw-slip");
+  var testHint = d.getElementById("kw-test");
   var methods = d.getElementById("kw-methods");
   var walletBtns = d.querySelectorAll(".kw-wallet");
   var walletBox = d.getElementById("kw-wallet");
@@ -254,6 +274,8 @@
   var bound = false;
   function useRules(R, judge) {
     C = R;
+    if (judge && F.phone && isInvalid(F.phone)) { slipCheck(F.phone, false); }
+    if (!F.number) { return; } // no card form: konbini or bank transfer alone
     if (!bound) { bound = true; bindFields(); }
     if (F.number.value) { F.number.value = C.format(C.clamp(F.number.value)); }
     numberDigits = C.digits(F.number.value).length;
@@ -326,10 +348,16 @@
     for (var i = 0; i < walletBtns.length; i++) { walletBtns[i].disabled = on; }
     payBtn.setAttribute("aria-busy", on ? "true" : "false");
     payLabel.textContent = on ? (M.working || payText) : payText;
-    [F.email, F.number, F.exp, F.cvc, F.name].forEach(function (el) { if (el) { el.readOnly = on; } });
+    [F.email, F.number, F.exp, F.cvc, F.name, F.cname, F.phone].forEach(function (el) { if (el) { el.readOnly = on; } });
+    // A select and radios cannot be read-only: they are disabled while
+    // the payment is under way, and given back after.
+    [F.store].concat(Array.prototype.slice.call(switchInputs), bankInputs()).forEach(function (el) {
+      if (el) { el.disabled = on; }
+    });
   }
-  function showDone(status) {
-    var title = cfg.checkout === "token" ? M.saved : cfg.subscription ? M.subscribed :
+  function bankInputs() { return F.bank ? Array.prototype.slice.call(F.bank.querySelectorAll("input")) : []; }
+  function showDone(status, via) {
+    var title = cfg.checkout === "token" ? (SLIPS[via] ? M.slipSaved : M.saved) : cfg.subscription ? M.subscribed :
       status === "authorized" ? M.authorized : M.paid;
     d.getElementById("kw-done-title").textContent = title;
     d.getElementById("kw-done-hint").textContent = M.doneHint || "";
@@ -369,11 +397,16 @@
 
   var FIELD_OF = {
     card_number: "number", exp_month: "exp", exp_year: "exp", cvv: "cvc", cardholder: "name", email: "email",
-    "data.card_number": "number", "data.exp_month": "exp", "data.exp_year": "exp", "data.cvv": "cvc", "data.cardholder": "name"
+    "data.card_number": "number", "data.exp_month": "exp", "data.exp_year": "exp", "data.cvv": "cvc", "data.cardholder": "name",
+    convenience_store: "store", customer_name: "cname", phone_number: "phone", "phone_number.local_number": "phone",
+    "phone_number.country_code": "phone", brand: "bank", "data.convenience_store": "store", "data.customer_name": "cname",
+    "data.phone_number": "phone", "data.phone_number.local_number": "phone", "data.phone_number.country_code": "phone",
+    "data.brand": "bank"
   };
   var REASON_KEY = {
     REQUIRED_VALUE: "required", INVALID_CARD_NUMBER: "invalid", INVALID_CARD_EXPIRATION: "invalid",
-    INVALID_CVV: "invalid", INVALID_FORMAT: "invalid", INVALID_FORMAT_EMAIL: "invalid"
+    INVALID_CVV: "invalid", INVALID_FORMAT: "invalid", INVALID_FORMAT_EMAIL: "invalid", INVALID_FORMAT_LENGTH: "invalid",
+    INVALID_PHONE_NUMBER: "invalid", ONLY_JAPANESE_PHONE_NUMBER_ALLOWED: "foreign"
   };
   // paymentMessage is the shopper's text for a charge's error.
   function paymentMessage(err, status) {
@@ -416,25 +449,36 @@
     SERVICE_UNAVAILABLE_TRY_AGAIN: ["unavailable", false],
     INTERNAL_SERVER_ERROR: ["processing", false],
     IDEMPOTENCY_KEY_CONFLICT: ["processing", false],
-    REQUEST_BODY_TOO_LARGE: ["generic", false]
+    REQUEST_BODY_TOO_LARGE: ["generic", false],
+    // A konbini payment or a bank transfer the store turned off since the
+    // frame was served, or one in another currency than yen.
+    CONVENIENCE_PROCESSING_DISABLED: ["slipUnavailable", false],
+    PAYMENT_TYPE_NOT_ALLOWED: ["slipUnavailable", false],
+    CURRENCY_NOT_SUPPORTED: ["slipUnavailable", false]
   };
+  // SLIP_FIELDS are the fields of a konbini payment's or bank transfer's
+  // form: an API error names them for a token of those methods only (a
+  // card token's phone_number is the shop's, which the shopper never saw).
+  var SLIP_FIELDS = { store: true, cname: true, phone: true, bank: true };
   // apiFailure shows what an API error means and returns {code, message,
-  // fatal} for the loader.
-  function apiFailure(e) {
+  // fatal} for the loader. via is the payment type of the request that
+  // failed.
+  function apiFailure(e, via) {
     if (e && e.network) { showAlert(M.network); return { code: "NETWORK_ERROR", message: M.network, fatal: false }; }
     var b = (e && e.body) || {}, code = b.code || "UNKNOWN_ERROR", msg;
     var fields = b.errors || [];
     var shown = 0, first = null;
     fields.forEach(function (fe) {
       var name = FIELD_OF[fe.field], el = name && F[name];
-      if (!el) { return; }
+      if (!el || name !== "email" && !!SLIP_FIELDS[name] !== !!SLIPS[via]) { return; }
       var key = name + "." + (REASON_KEY[fe.reason] || "invalid");
       showError(el, M[key] || M["field.generic"]);
-      if (!first) { first = el; }
+      // The first in the form, whatever the order of the API's list.
+      if (!first || first.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING) { first = el; }
       shown++;
     });
     if (shown) {
-      first.focus();
+      focusField(first);
       msg = errOf(first).textContent;
       showAlert("");
       return { code: code, message: msg, fatal: false };
@@ -458,7 +502,8 @@
       return;
     }
     showAlert("");
-    if (cfg.card === false) {
+    if (SLIPS[method]) { paySlip(method, requestId); return; }
+    if (!method) {
       // Only wallets here: the shopper's choice of one is the payment.
       showAlert(M.chooseMethod);
       if (requestId) { post("error", { requestId: requestId, code: "VALIDATION_ERROR", message: M.chooseMethod, fatal: false }); }
@@ -486,7 +531,7 @@
     // The shop's phoneNumber option, checked and split by the gateway.
     if (cfg.phoneNumber) { tokenBody.data.phone_number = cfg.phoneNumber; }
     v = null; // the card is in tokenBody only, until the request is sent
-    run(tokenBody, null, requestId);
+    run(tokenBody, { type: "card" }, requestId);
   }
 
   // payWallet pays with an online wallet: a one-time token for the brand
@@ -498,16 +543,256 @@
     var email = cfg.email || (F.email && F.email.value.trim() && !fallbackState(F.email, true) ? F.email.value.trim() : "");
     var tokenBody = { payment_type: "online", type: "one_time", data: { brand: brand, call_method: "web" } };
     if (email) { tokenBody.email = email; }
-    run(tokenBody, brand, null);
+    run(tokenBody, { type: "online", brand: brand }, null);
+  }
+
+  // ---- konbini payments and bank transfers ---------------------------
+
+  // setMethod shows the form of m (card, konbini or bank_transfer) with
+  // its pay button's label and its test-mode hint. The e-mail, when the
+  // frame asks for one, is required for a card only: a card token needs
+  // it, first, a konbini payment's or a bank transfer's may go without
+  // it, last.
+  function setMethod(m) {
+    if (m === method || !cfg.payLabels || !cfg.payLabels[m]) { return; }
+    method = m;
+    var panels = d.querySelectorAll(".kw-panel");
+    for (var i = 0; i < panels.length; i++) { panels[i].hidden = panels[i].getAttribute("data-method") !== m; }
+    payText = cfg.payLabels[m];
+    if (!busy) { payLabel.textContent = payText; }
+    if (testHint && cfg.testHints && cfg.testHints[m]) { testHint.textContent = cfg.testHints[m]; }
+    if (F.email) {
+      var required = m === "card", wrap = wrapOf(F.email), cardPanel = d.getElementById("kw-panel-card");
+      form.insertBefore(wrap, required && cardPanel ? cardPanel : payBtn);
+      F.email.required = required;
+      if (required) { F.email.setAttribute("aria-required", "true"); } else { F.email.removeAttribute("aria-required"); }
+      d.getElementById("kw-email-label").textContent = required ? cfg.labels.email : cfg.labels.emailOptional;
+      if (!required && !F.email.value.trim()) { showError(F.email, ""); }
+    }
+    showAlert("");
+  }
+  Array.prototype.forEach.call(switchInputs, function (r) {
+    r.addEventListener("change", function () { if (r.checked) { setMethod(r.value); } });
+  });
+
+  // slipKey is the message key of a konbini or bank-transfer field's
+  // problem, "" for none: judged as the API judges it, the phone number by
+  // the field package's rule (the WebAssembly's, or its port's).
+  function slipKey(el) {
+    var v;
+    if (el === F.store) { return el.value ? "" : "store.required"; }
+    if (el === F.cname) {
+      v = el.value.trim();
+      if (!v) { return "cname.required"; }
+      // At most 60 characters (code points), none of them a control.
+      return v.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, "_").length > 60 || /[\u0000-\u001f\u007f-\u009f]/.test(v) ? "cname.invalid" : "";
+    }
+    if (el === F.phone) { return C ? C.messageKey("phone", C.japanesePhone(el.value).state) : ""; }
+    if (el === F.bank) { return el.querySelector("input:checked") ? "" : "bank.required"; }
+    return "";
+  }
+  // slipCheck shows the field's problem; an empty field only when
+  // required.
+  function slipCheck(el, required) {
+    var key = slipKey(el);
+    if (!required && /\.required$/.test(key)) { key = ""; }
+    showError(el, key ? (M[key] || M["field.generic"]) : "");
+    return !key;
+  }
+  [F.store, F.cname, F.phone].forEach(function (el) {
+    if (!el) { return; }
+    el.addEventListener("blur", function () { slipCheck(el, false); });
+    el.addEventListener(el === F.store ? "change" : "input", function () { if (isInvalid(el)) { slipCheck(el, false); } });
+  });
+  if (F.bank) { F.bank.addEventListener("change", function () { if (isInvalid(F.bank)) { slipCheck(F.bank, false); } }); }
+
+  // focusField focuses a field, or a group of choices' chosen one (its
+  // first when none is).
+  function focusField(el) {
+    if (el && el.matches("fieldset")) { el = el.querySelector("input:checked") || el.querySelector("input"); }
+    if (el) { el.focus(); }
+  }
+  function firstField(m) { return m === "konbini" ? F.store : F.bank; }
+
+  // paySlip pays by konbini or by bank transfer: a one-time token of the
+  // method with what the shopper gave, its charge, and, once the charge
+  // awaits the shopper, its instructions (poll, instructions).
+  function paySlip(m, requestId) {
+    if (!C) {
+      var failed = apiFailure({ network: true });
+      if (requestId) { failed.requestId = requestId; }
+      post("error", failed);
+      return;
+    }
+    // Every field judged; the first in the form in error takes the focus
+    // (the e-mail, optional here, comes last).
+    var first = null;
+    (m === "konbini" ? [F.store, F.cname, F.phone] : [F.bank]).forEach(function (el) {
+      if (!slipCheck(el, true) && !first) { first = el; }
+    });
+    if (F.email && !fallbackCheck(F.email, false) && !first) { first = F.email; }
+    if (first) {
+      focusField(first);
+      if (requestId) {
+        post("error", { requestId: requestId, code: "VALIDATION_ERROR", message: errOf(first).textContent, fatal: false });
+      }
+      return;
+    }
+    var data = m === "konbini" ? {
+      convenience_store: F.store.value, customer_name: F.cname.value.trim(),
+      // Japan's calling code: the field package's rule took no other.
+      phone_number: { country_code: 81, local_number: C.japanesePhone(F.phone.value).local }
+    } : { brand: F.bank.querySelector("input:checked").value };
+    var tokenBody = { payment_type: m, type: "one_time", data: data };
+    var email = cfg.email || (F.email ? F.email.value.trim() : "");
+    if (email) { tokenBody.email = email; }
+    run(tokenBody, { type: m }, requestId);
+  }
+
+  // instructions reads what an awaiting konbini payment or bank transfer
+  // is paid with, its issuer token (the instructions page, and in its
+  // payload the store's numbers or the account, the amount and the
+  // deadline), and shows it. The charge awaits: a read that fails is tried
+  // again a few times.
+  function instructions(path, c, at) {
+    var tries = 0;
+    function read() {
+      return api("GET", path + "/issuer_token").then(function (it) {
+        if (!at.live) { throw { abandoned: true }; }
+        showSlip(it, at.via);
+      }, function (e) {
+        if (!at.live) { throw { abandoned: true }; }
+        if (++tries > 5 || !(e && (e.network || e.http >= 500 || e.http === 429 || e.http === 400))) { throw e; }
+        return sleep(1000).then(read);
+      });
+    }
+    return read();
+  }
+
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+
+  // deadlineText writes a deadline (RFC 3339) as a date and time in Japan,
+  // which keeps no summer time (web/checkout's formatDeadline, the link
+  // form's, writes it the same way from the same texts).
+  function deadlineText(iso) {
+    var t = Date.parse(iso || "");
+    if (isNaN(t)) { return iso || ""; }
+    var j = new Date(t + 9 * 3600000);
+    var wd = String(S.weekdays || "").split(" "), mo = String(S.months || "").split(" ");
+    return String(S.deadline_format || "{year}-{month}-{day} {time}")
+      .replace("{weekday}", wd[j.getUTCDay()] || "").replace("{day}", String(j.getUTCDate()))
+      .replace("{month}", mo[j.getUTCMonth()] || String(j.getUTCMonth() + 1)).replace("{year}", String(j.getUTCFullYear()))
+      .replace("{time}", two(j.getUTCHours()) + ":" + two(j.getUTCMinutes()));
+  }
+  // slipAmount writes an amount in yen as the gateway's pages do (¥1,000).
+  function slipAmount(amount, currency) {
+    var n = String(parseInt(amount, 10) || 0).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+    return /^jpy$/i.test(currency || "") ? "\u00a5" + n : n + " " + (currency || "");
+  }
+
+  var copiedNote = d.getElementById("kw-copied");
+  // copy puts text on the clipboard and says so on the button and to
+  // assistive technology; where the Clipboard API is refused (an old
+  // browser, a page that did not delegate it to the frame) the selection
+  // is copied instead.
+  function copy(text, btn) {
+    function done() {
+      btn.textContent = S.copied;
+      copiedNote.textContent = S.copied;
+      setTimeout(function () { btn.textContent = S.copy; copiedNote.textContent = ""; }, 2000);
+    }
+    function bySelection() {
+      var t = d.createElement("textarea");
+      t.value = text;
+      t.setAttribute("readonly", "");
+      t.className = "kw-visually-hidden";
+      d.body.appendChild(t);
+      t.select();
+      var ok = false;
+      try { ok = d.execCommand("copy"); } catch (e) { ok = false; }
+      d.body.removeChild(t);
+      btn.focus();
+      if (ok) { done(); }
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(text).then(done, bySelection);
+    } else {
+      bySelection();
+    }
+  }
+
+  // showSlip shows an awaiting konbini payment's or bank transfer's
+  // instructions (its issuer token) in the form's place.
+  function showSlip(it, via) {
+    var p = (it && it.payload) || {}, list = d.getElementById("kw-slip-list"), title, text;
+    var amount = slipAmount(p.amount, p.currency);
+    function row(label, value, copyValue, sub, big) {
+      var div = d.createElement("div"), dt = d.createElement("dt"), dd = d.createElement("dd"), v = d.createElement("span");
+      div.className = "kw-slip-row";
+      dt.textContent = label;
+      v.className = "kw-slip-value" + (big ? " kw-slip-value--number" : "");
+      v.textContent = value || "";
+      dd.appendChild(v);
+      if (sub) {
+        var small = d.createElement("span");
+        small.className = "kw-slip-sub";
+        small.textContent = sub;
+        dd.appendChild(small);
+      }
+      if (copyValue) {
+        var b = d.createElement("button");
+        b.type = "button";
+        b.className = "kw-copy";
+        b.textContent = S.copy;
+        b.setAttribute("aria-label", fill(S.copy_what, cfg.locale === "en" ? label.toLowerCase() : label));
+        b.addEventListener("click", function () { copy(copyValue, b); });
+        dd.appendChild(b);
+      }
+      div.appendChild(dt);
+      div.appendChild(dd);
+      list.appendChild(div);
+    }
+    while (list.firstChild) { list.removeChild(list.firstChild); }
+    if (via === "konbini") {
+      var store = S["store_" + p.convenience_store] || p.convenience_store, easy = p.convenience_store === "pay_easy";
+      title = easy ? S.pay_easy_title : fill(S.konbini_title, store);
+      text = easy ? S.pay_easy_text : S.konbini_text;
+      row(S.store, store);
+      row(easy ? S.customer_number : S.payment_number, p.payment_number, p.payment_number, "", true);
+      if (p.confirmation_number) { row(S.confirmation, p.confirmation_number, p.confirmation_number, "", true); }
+      row(S.amount, amount);
+    } else {
+      title = fill(S.bank_title, amount);
+      text = S.bank_text;
+      row(S.bank, p.bank_name, "", p.bank_code ? fill(S.code, p.bank_code) : "");
+      row(S.branch, p.branch_name, "", p.branch_code ? fill(S.code, p.branch_code) : "");
+      row(S.account_type, p.account_type === "ordinary" ? S.ordinary : p.account_type);
+      row(S.account_number, p.account_number, p.account_number, "", true);
+      row(S.holder, p.account_holder_name, p.account_holder_name);
+      row(S.amount, amount, String(parseInt(p.amount, 10) || ""));
+    }
+    row(S.deadline, deadlineText(p.expiration_date));
+    d.getElementById("kw-slip-title").textContent = title;
+    d.getElementById("kw-slip-text").textContent = text;
+    var open = d.getElementById("kw-slip-open"), url = it && it.issuer_token;
+    open.hidden = !/^https?:\/\//i.test(url || "");
+    if (!open.hidden) { open.href = url; }
+    showStep(slipBox);
+  }
+  var slipDone = d.getElementById("kw-slip-done");
+  if (slipDone) {
+    slipDone.hidden = !embedded || !!cfg.inline; // nothing to close when the frame is the page
+    slipDone.addEventListener("click", function () { post("close"); });
   }
 
   // run makes the token and, for a payment, the charge, and follows it to
-  // its end. brand is the wallet's, null for a card.
-  function run(tokenBody, brand, requestId) {
+  // its end. via is how: {type: card, online (with the wallet's brand),
+  // konbini or bank_transfer}.
+  function run(tokenBody, via, requestId) {
     setBusy(true);
     if (cfg.metadata) { tokenBody.metadata = cfg.metadata; }
-    var token = null;
-    var at = attempt = { live: true, brand: brand, page: "" };
+    var token = null, brand = via.brand || null;
+    var at = attempt = { live: true, brand: brand, via: via.type, page: "" };
     api("POST", "/tokens", tokenBody, uuid()).then(function (tok) {
       tokenBody = null;
       token = tok;
@@ -516,7 +801,7 @@
         return { response: tok, tokenId: tok.id, chargeId: null, status: "created" };
       }
       var threeDS = null;
-      if (!brand) {
+      if (via.type === "card") {
         threeDS = { mode: cfg.threeDS || "normal" };
         if (wholeTab()) { threeDS.redirect_endpoint = cfg.returnUrl; }
       }
@@ -532,7 +817,9 @@
       attempt = null;
       result = r;
       setBusy(false);
-      showDone(r.status);
+      // An awaiting payment's instructions stay on screen: the shopper
+      // pays with them later.
+      if (r.status !== "awaiting") { showDone(r.status, via.type); }
       post("success", withRequest(r, requestId));
     }, function (e) {
       tokenBody = null;
@@ -542,14 +829,15 @@
       setBusy(false);
       var info;
       if (e && e.charge) {
-        var msg = e.timeout ? M.timeout : paymentMessage(e.charge.error, e.charge.status);
+        var slip = SLIPS[via.type];
+        var msg = e.timeout ? M.timeout : slip ? M.slipFailed : paymentMessage(e.charge.error, e.charge.status);
         showAlert(msg);
         info = { code: (e.charge.error && e.charge.error.code) || e.charge.status, message: msg, fatal: false, chargeId: e.charge.id };
-        var again = brand ? d.querySelector(".kw-wallet[data-brand='" + brand + "']") : F.number;
-        if (again) { again.focus(); }
-        if (!brand) { try { F.number.select(); } catch (x) { /* ignore */ } }
+        var again = brand ? d.querySelector(".kw-wallet[data-brand='" + brand + "']") : slip ? firstField(via.type) : F.number;
+        if (again) { focusField(again); }
+        if (via.type === "card") { try { F.number.select(); } catch (x) { /* ignore */ } }
       } else {
-        info = apiFailure(e);
+        info = apiFailure(e, via.type);
       }
       if (token) { info.tokenId = token.id; }
       if (requestId) { info.requestId = requestId; }
@@ -645,6 +933,14 @@
           return { response: c, tokenId: c.transaction_token_id, chargeId: c.id, status: c.status };
         case "failed": case "error": case "canceled":
           throw { charge: c };
+      }
+      // A konbini payment or a bank transfer awaits its shopper until
+      // its deadline: once its instructions are shown, the payment is
+      // made as far as this page goes.
+      if (c.status === "awaiting" && SLIPS[at.via]) {
+        return instructions(path, c, at).then(function () {
+          return { response: c, tokenId: c.transaction_token_id, chargeId: c.id, status: c.status };
+        });
       }
       var next = Promise.resolve();
       if (c.status === "awaiting" && !shown) {
@@ -749,7 +1045,8 @@
       acsBox.hidden = true;
       acs.style.height = "";
     }
-    form.hidden = cfg.card === false;
+    if (slipBox) { slipBox.hidden = true; }
+    form.hidden = !method;
     if (methods) { methods.hidden = false; }
   }
 
@@ -785,7 +1082,7 @@
     d.addEventListener("keydown", function (e) {
       if (e.key !== "Tab") { return; }
       var items = Array.prototype.filter.call(
-        d.querySelectorAll("button:not([disabled]):not([hidden]), input:not([disabled]), a[href], iframe, [tabindex]:not([tabindex='-1'])"),
+        d.querySelectorAll("button:not([disabled]):not([hidden]), input:not([disabled]), select:not([disabled]), a[href], iframe, [tabindex]:not([tabindex='-1'])"),
         function (el) { return el.offsetParent !== null || el === d.activeElement; });
       if (!items.length) { return; }
       var first = items[0], last = items[items.length - 1];
@@ -798,8 +1095,10 @@
     if (!done.hidden) { done.focus(); return; }
     if (walletBox && !walletBox.hidden) { walletBox.focus(); return; }
     if (acsBox && !acsBox.hidden) { acsBox.focus(); return; }
-    if (cfg.card === false) { walletBtns[0].focus(); return; }
-    var order = [F.email, F.number, F.exp, F.cvc, F.name];
+    if (slipBox && !slipBox.hidden) { slipBox.focus(); return; }
+    if (!method) { walletBtns[0].focus(); return; }
+    var order = method === "card" ? [F.email, F.number, F.exp, F.cvc, F.name] :
+      method === "konbini" ? [F.store, F.cname, F.phone] : [];
     for (var i = 0; i < order.length; i++) {
       if (order[i] && !order[i].value) { order[i].focus(); return; }
     }
@@ -867,6 +1166,10 @@
       autoAdvance: function (b, n) { return !!x.autoAdvance(put(b)[0], n); },
       cvvState: texts(x.cvvState),
       messageKey: texts(x.messageKey),
+      japanesePhone: function (v) { // "local state"
+        var r = str(x.japanesePhone(put(v)[0])), i = r.indexOf(" ");
+        return { local: r.slice(0, i), state: r.slice(i + 1) };
+      },
       expiryState: function (v, now) {
         return str(x.expiryState(put(v)[0], now.getFullYear(), now.getMonth() + 1, now.getDate()));
       },
@@ -919,6 +1222,8 @@
     console.warn("Kessai: phoneNumber is not a phone number a token takes (digits, spaces, - ( ) and a leading +); the token is made without it");
   }
   if (C) { useRules(C, false); }
+  var chosen = d.querySelector(".kw-switch-input:checked");
+  if (chosen) { setMethod(chosen.value); }
   payBtn.disabled = false;
   for (var wb = 0; wb < walletBtns.length; wb++) { walletBtns[wb].disabled = false; }
   watchHeight();

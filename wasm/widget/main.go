@@ -1,7 +1,8 @@
 //go:build js && wasm
 
 // Command widget is the card form's WebAssembly: the card package's rules
-// and the field package's, exported to the widget frame's script
+// and the field package's (a konbini shopper's phone number among them),
+// exported to the widget frame's script
 // (static/widget.js) as functions. The script binds them to the fields (it
 // formats the number as the customer types and keeps the caret where it
 // was, shows the brand's mark, writes the expiry as MM / YY, sizes the
@@ -149,6 +150,15 @@ func known(b int32) bool { return field.Known(card.Brand(arg1(b))) }
 //go:wasmexport autoAdvance
 func autoAdvance(b, digits int32) bool {
 	return field.AutoAdvance(card.Brand(arg1(b)), int(digits))
+}
+
+// japanesePhone answers field.JapanesePhone as "local state": the digits
+// to send (none when refused), a space, and the state ("" when taken).
+//
+//go:wasmexport japanesePhone
+func japanesePhone(n int32) int32 {
+	local, state := field.JapanesePhone(arg1(n))
+	return result(local + " " + state)
 }
 
 //go:wasmexport messageKey

@@ -31,6 +31,7 @@ const expected = {
   formatExpiry: field.formatExpiry.length * 2,
   caretAfterDigits: field.caretAfterDigits.length,
   messageKey: field.messageKey.length,
+  phone: field.phone.length,
   fieldBrands: field.brands.length * 43,
 };
 

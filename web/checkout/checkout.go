@@ -26,12 +26,14 @@ import (
 // Service is what the checkout's pages ask of the payment service: the
 // frame and the form check the app token and read the store
 // (BrowserCaller, CheckoutInfo); the form reads back, as the token's
-// browser may, what its frame made (the rest).
+// browser may, what its frame made (the rest), and an awaiting konbini
+// payment's or bank transfer's instructions (ChargeIssuerToken).
 type Service interface {
 	Clock() payment.Clock
 	BrowserCaller(ctx context.Context, jwt, origin string) (*payment.Caller, error)
 	CheckoutInfo(ctx context.Context, c *payment.Caller) (*payment.CheckoutInfo, error)
 	Charge(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, wait time.Duration) (*payment.Charge, error)
+	ChargeIssuerToken(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.IssuerToken, error)
 	TokenReceipt(ctx context.Context, c *payment.Caller, id uuid.UUID) (*payment.TokenReceipt, error)
 	Subscription(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID, wait time.Duration) (*payment.Subscription, error)
 	LatestSubscriptionCharge(ctx context.Context, c *payment.Caller, storeID, id uuid.UUID) (*payment.Charge, error)

@@ -117,6 +117,9 @@ var widgetFlowCodes = []string{
 	"TRANSACTION_ALREADY_PROCESSED", "CHARGE_AMOUNT_TOO_LOW", "CHARGE_AMOUNT_TOO_HIGH", "RESOURCE_LIMIT_REACHED",
 	"SERVICE_UNAVAILABLE_TRY_AGAIN", "INTERNAL_SERVER_ERROR", "NO_GATEWAYS_AVAILABLE", "PROCESSING_MODE_MISMATCH",
 	"TOKEN_FOR_WRONG_STORE", "IDEMPOTENCY_KEY_CONFLICT", "REQUEST_BODY_TOO_LARGE",
+	// A konbini payment or a bank transfer the store turned off after the
+	// frame was served, or asked for in another currency than yen.
+	"CONVENIENCE_PROCESSING_DISABLED", "PAYMENT_TYPE_NOT_ALLOWED", "CURRENCY_NOT_SUPPORTED",
 }
 
 // widgetFlowPaymentCodes are the charge errors (error.code of a failed

@@ -57,6 +57,13 @@ import (
 //     polls the charge, and the form completes when it succeeds. The
 //     wallet's page is given no redirect endpoint: the tab that started
 //     the payment is the one that goes back to the shop.
+//   - A konbini payment or a bank transfer (paymentTypes konbini,
+//     bank_transfer) is paid later, at a store or from a bank: the form
+//     completes as soon as its charge awaits the shopper, and its result
+//     page shows what to pay with (the store's numbers, the account) and
+//     the deadline, with the instructions page to print, and the way back
+//     to the shop (the pending URL). The shopper needs those numbers, so
+//     the page stays, autoRedirect or not.
 
 const (
 	// linkformCookie is the session cookie of the link form, scoped to
@@ -295,9 +302,14 @@ func (lf *linkform) show(w http.ResponseWriter, r *http.Request) {
 		AppID: st.Tokens[params.TokenID], Metadata: string(metaJSON), WidgetLocale: widgetLocale,
 		CaptureAttr: strconv.FormatBool(params.Capture), Heading: formText(loc, "card_details"),
 	}
-	if _, wallets, _ := parsePaymentTypes(params.PaymentTypes); len(wallets) > 0 && params.Checkout == "payment" {
+	// The heading and the hints say what the frame offers: the card's
+	// only when it offers the card alone, or with it.
+	o, _ := parsePaymentTypes(params.PaymentTypes)
+	o = storeOffer(checkoutOffer(o, params.Checkout, params.TokenType, params.Capture, params.Currency), info.Store.Settings, info.Mode)
+	if len(o.Wallets) > 0 || len(o.Stores) > 0 || len(o.Banks) > 0 {
 		data.Heading = formText(loc, "pay_method")
 	}
+	data.NoCard = !o.Card
 	switch {
 	case params.Sub != nil:
 		data.AmountText = params.Sub.amountText(loc, params.Amount, params.Currency)
@@ -447,7 +459,7 @@ func (lf *linkform) validate(ctx context.Context, loc message.Locale, formID str
 		}
 	}
 	if pt := strings.TrimSpace(q.Get("paymentTypes")); pt != "" {
-		if _, _, ok := parsePaymentTypes(pt); !ok || len(pt) > 512 {
+		if _, ok := parsePaymentTypes(pt); !ok || len(pt) > 512 {
 			bad("p_payment_types")
 		} else {
 			p.PaymentTypes = strings.ToLower(strings.Join(strings.Fields(pt), ""))
@@ -574,6 +586,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 
 	var out outcome
 	var tokenID, chargeID, subID string
+	var slip *slipView
 	switch {
 	case params.Sub != nil:
 		id, err := uuid.Parse(r.PostForm.Get("subscriptionId"))
@@ -628,6 +641,7 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 		}
 		chargeID, tokenID = ch.ID.String(), ch.TokenID.String()
 		out = chargeOutcome(ch.Status)
+		slip = lf.slip(r.Context(), caller, ch, loc)
 	default:
 		id, err := uuid.Parse(r.PostForm.Get("tokenId"))
 		if err != nil {
@@ -670,7 +684,23 @@ func (lf *linkform) complete(w http.ResponseWriter, r *http.Request) {
 			lf.log.Error("link form: saving the session", "error", err)
 		}
 	}
-	lf.finish(w, r, loc, params, out, tokenID, chargeID, subID, false)
+	lf.finishWith(w, r, loc, params, out, tokenID, chargeID, subID, false, slip)
+}
+
+// slip is the instructions of a charge that awaits a konbini payment or a
+// bank transfer, nil for any other (or when they cannot be read: the
+// result page then says the payment is pending, as for any other).
+func (lf *linkform) slip(ctx context.Context, caller *payment.Caller, ch *payment.Charge, loc message.Locale) *slipView {
+	if ch.Status != payment.ChargeAwaiting ||
+		ch.PaymentType != payment.PaymentTypeKonbini && ch.PaymentType != payment.PaymentTypeBankTransfer {
+		return nil
+	}
+	it, err := lf.svc.ChargeIssuerToken(ctx, caller, ch.StoreID, ch.ID)
+	if err != nil {
+		lf.log.Warn("link form: reading the instructions of an awaiting charge", "error", err)
+		return nil
+	}
+	return slipOf(it, loc)
 }
 
 // subscriptionOfForm reports whether sub is the subscription pf's widget
@@ -855,6 +885,13 @@ func metaString(m payment.Metadata, key string) string {
 // which knows only the gateway, so the result page moves on by itself
 // (a refresh) instead.
 func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID, subID string, returned bool) {
+	lf.finishWith(w, r, loc, p, out, tokenID, chargeID, subID, returned, nil)
+}
+
+// finishWith is finish for a charge that may have instructions for its
+// shopper (slip, an awaiting konbini payment's or bank transfer's): the
+// result page shows them, and stays to be read.
+func (lf *linkform) finishWith(w http.ResponseWriter, r *http.Request, loc message.Locale, p formParams, out outcome, tokenID, chargeID, subID string, returned bool, slip *slipView) {
 	target := ""
 	switch out {
 	case outcomeSuccess:
@@ -872,7 +909,7 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.L
 		if subID != "" {
 			target = withSubscriptionID(target, subID)
 		}
-		if p.AutoRedir && !returned {
+		if p.AutoRedir && !returned && slip == nil {
 			http.Redirect(w, r, target, http.StatusSeeOther)
 			return
 		}
@@ -890,7 +927,11 @@ func (lf *linkform) finish(w http.ResponseWriter, r *http.Request, loc message.L
 	data := lfPage{
 		Lang: loc, T: message.LinkForm.In(loc), Title: formText(loc, "r_"+texts+"_title"),
 		Result: key, ResultText: formText(loc, "r_"+texts+"_text"), ReturnURL: target,
-		Params: p, ChargeID: chargeID, TokenID: tokenID, SubscriptionID: subID, Refresh: p.AutoRedir && target != "",
+		Params: p, ChargeID: chargeID, TokenID: tokenID, SubscriptionID: subID, Refresh: p.AutoRedir && target != "" && slip == nil,
+		Slip: slip,
+	}
+	if slip != nil {
+		data.Title, data.Result, data.ResultText = slip.Title, "slip", slip.Text
 	}
 	switch {
 	case p.Sub != nil:
@@ -1012,6 +1053,9 @@ type lfPage struct {
 	PayLabel     string
 	AuthNote     string
 	CancelURL    string
+	// NoCard: the frame offers no card form (konbini, bank transfers or
+	// wallets only), so the page says nothing of cards.
+	NoCard bool
 
 	Result     string
 	ResultText string
@@ -1024,6 +1068,10 @@ type lfPage struct {
 	// SubscriptionAttr is a subscription form's terms as the widget's
 	// options (subscriptionPeriod …), JSON.
 	SubscriptionAttr string
+
+	// Slip is an awaiting konbini payment's or bank transfer's
+	// instructions, on the result page.
+	Slip *slipView
 
 	ErrorKey  string
 	ErrorText string

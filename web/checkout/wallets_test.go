@@ -53,34 +53,41 @@ func (c frameConfig) brands() []string {
 func TestParsePaymentTypes(t *testing.T) {
 	all := []string{"pay_pay_online", "alipay_online", "alipay_plus_online", "d_barai_online"}
 	for _, tt := range []struct {
-		raw     string
-		card    bool
-		wallets []string
-		ok      bool
+		raw  string
+		want offer
+		ok   bool
 	}{
-		{"", true, nil, true},
-		{"card", true, nil, true},
-		{"online", false, all, true},
-		{"ONLINE, Card", true, all, true},
-		{"pay_pay_online", false, []string{"pay_pay_online"}, true},
+		{"", offer{Card: true}, true},
+		{"card", offer{Card: true}, true},
+		{"online", offer{Wallets: all}, true},
+		{"ONLINE, Card", offer{Card: true, Wallets: all}, true},
+		{"pay_pay_online", offer{Wallets: []string{"pay_pay_online"}}, true},
 		// The buttons keep walletBrands' order, and a brand named twice
 		// is one button.
-		{"d_barai_online,pay_pay_online,pay_pay_online", false, []string{"pay_pay_online", "d_barai_online"}, true},
+		{"d_barai_online,pay_pay_online,pay_pay_online", offer{Wallets: []string{"pay_pay_online", "d_barai_online"}}, true},
 		// Card brands are the card form, as UnivaPay's filter list has them.
-		{"visa,jcb", true, nil, true},
+		{"visa,jcb", offer{Card: true}, true},
+		// konbini is every store, bank_transfer every bank; the stores
+		// and banks named alone are those, in the API's order.
+		{"konbini", offer{Stores: payment.ConvenienceStores}, true},
+		{"bank_transfer", offer{Banks: payment.BankTransferBrands}, true},
+		{"card,Konbini,bank_transfer", offer{Card: true, Stores: payment.ConvenienceStores, Banks: payment.BankTransferBrands}, true},
+		{"lawson,seven_eleven,lawson", offer{Stores: []string{"seven_eleven", "lawson"}}, true},
+		{"bank_test_brand", offer{Banks: []string{"bank_test_brand"}}, true},
 		// What the widget cannot take is left out: WeChat Pay (it needs
-		// the shopper's IP address), konbini, merchant QR codes.
-		{"we_chat_online", false, nil, true},
-		{"konbini,paidy,pay_pay_merchant,we_chat_online,alipay_online", false, []string{"alipay_online"}, true},
-		{",,card,", true, nil, true},
-		{"card;drop table", false, nil, false},
-		{"<script>", false, nil, false},
-		{strings.Repeat("card,", maxPaymentTypes), false, nil, false},
-		{strings.Repeat("x", 41), false, nil, false},
+		// the shopper's IP address), paidy, merchant QR codes.
+		{"we_chat_online", offer{}, true},
+		{"konbini_store,paidy,pay_pay_merchant,we_chat_online,alipay_online", offer{Wallets: []string{"alipay_online"}}, true},
+		{",,card,", offer{Card: true}, true},
+		{"card;drop table", offer{}, false},
+		{"<script>", offer{}, false},
+		{strings.Repeat("card,", maxPaymentTypes), offer{}, false},
+		{strings.Repeat("x", 41), offer{}, false},
 	} {
-		card, wallets, ok := parsePaymentTypes(tt.raw)
-		if card != tt.card || !slices.Equal(wallets, tt.wallets) || ok != tt.ok {
-			t.Errorf("parsePaymentTypes(%q) = %v %v %v, want %v %v %v", tt.raw, card, wallets, ok, tt.card, tt.wallets, tt.ok)
+		got, ok := parsePaymentTypes(tt.raw)
+		if got.Card != tt.want.Card || !slices.Equal(got.Wallets, tt.want.Wallets) || !slices.Equal(got.Stores, tt.want.Stores) ||
+			!slices.Equal(got.Banks, tt.want.Banks) || ok != tt.ok {
+			t.Errorf("parsePaymentTypes(%q) = %+v %v, want %+v %v", tt.raw, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -102,7 +109,7 @@ func TestWidgetFrameWallets(t *testing.T) {
 		{"paypay", []string{"paymentTypes", "pay_pay_online"}, false, []string{"pay_pay_online"}},
 		{"both", []string{"paymentTypes", "card,pay_pay_online,alipay_online"}, true, []string{"pay_pay_online", "alipay_online"}},
 		{"online", []string{"paymentTypes", "online"}, false, []string{"pay_pay_online", "alipay_online", "alipay_plus_online", "d_barai_online"}},
-		{"unknown only", []string{"paymentTypes", "konbini"}, true, nil},
+		{"unknown only", []string{"paymentTypes", "paidy"}, true, nil},
 		{"wechat only", []string{"paymentTypes", "we_chat_online"}, true, nil},
 		{"token checkout", []string{"paymentTypes", "pay_pay_online", "checkout", "token"}, true, nil},
 		{"recurring", []string{"paymentTypes", "card,pay_pay_online", "checkout", "token", "tokenType", "recurring"}, true, nil},
@@ -220,6 +227,12 @@ func TestWidgetFrameReturnURL(t *testing.T) {
 // with settings changed by change, on the domain shop.example.
 func storeFixture(t *testing.T, change func(*payment.StoreSettings)) *widgetFixture {
 	t.Helper()
+	return storeFixtureIn(t, payment.ModeTest, change)
+}
+
+// storeFixtureIn is storeFixture with an app token of mode.
+func storeFixtureIn(t *testing.T, mode payment.Mode, change func(*payment.StoreSettings)) *widgetFixture {
+	t.Helper()
 	ctx := context.Background()
 	st := servicetest.New(t, servicetest.Options{PublicOrigin: widgetGateway})
 	now := time.Now()
@@ -235,7 +248,7 @@ func storeFixture(t *testing.T, change func(*payment.StoreSettings)) *widgetFixt
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := st.Service.Access.IssueStoreAppToken(ctx, store.ID, payment.NewAppToken{Mode: payment.ModeTest, Domains: []string{"shop.example"}})
+	tok, err := st.Service.Access.IssueStoreAppToken(ctx, store.ID, payment.NewAppToken{Mode: mode, Domains: []string{"shop.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}

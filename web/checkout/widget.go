@@ -16,6 +16,7 @@ import (
 
 	"github.com/kessai/kessai/server/payment"
 	"github.com/kessai/kessai/templates"
+	"github.com/kessai/kessai/wasm/widget/field"
 	"github.com/kessai/kessai/web/message"
 	"github.com/kessai/kessai/web/site"
 )
@@ -68,6 +69,17 @@ import (
 // frame polls the charge. Only the hosted link form, a page of the
 // gateway's own, sends the whole tab to the challenge and back
 // (returnURL).
+//
+// A konbini payment or a bank transfer (paymentTypes konbini,
+// bank_transfer, or stores and banks by name) has a form of its own beside
+// the card's, chosen with a method switch, offered where the API takes it
+// (checkoutOffer) and the store has it on (storeOffer). It is paid later,
+// away from any screen: the frame makes its one-time token and its charge,
+// and once the charge awaits the shopper shows its instructions (the
+// store's numbers, or the account, and the deadline in Japan's time, from
+// the charge's issuer token), then tells the loader of its success with
+// the charge, status awaiting; the modal stays open on the instructions
+// until the shopper closes it.
 
 // maxFrameQuery bounds the frame's query string: a JWT, a few numbers and
 // the merchant's metadata.
@@ -122,10 +134,10 @@ type frameParams struct {
 	Inline       bool
 	// ItemStyle is what an inline form's fields are styled with.
 	ItemStyle [][2]string
-	// Card and Wallets are what the shopper may pay with: the card form,
-	// and the online wallets' buttons (walletBrands' brands).
-	Card    bool
-	Wallets []string
+	// Offer is what the shopper may pay with, as the shop asked for it
+	// and this checkout allows; the frame takes away what the store has
+	// turned off.
+	Offer offer
 	// Sub is a subscription checkout's terms, nil for any other.
 	Sub *subscriptionTerms
 }
@@ -239,17 +251,10 @@ func parseFrameParams(q url.Values, now time.Time) (*frameParams, *problem) {
 		fp.Metadata = b
 	}
 	var ok bool
-	if fp.Card, fp.Wallets, ok = parsePaymentTypes(q.Get("paymentTypes")); !ok {
+	if fp.Offer, ok = parsePaymentTypes(q.Get("paymentTypes")); !ok {
 		return nil, errBadParams
 	}
-	// A wallet pays at once, once: no token to keep, nothing to authorise
-	// now and capture later.
-	if fp.Checkout != "payment" || fp.TokenType != "one_time" || !fp.Capture {
-		fp.Wallets = nil
-	}
-	if !fp.Card && len(fp.Wallets) == 0 {
-		fp.Card = true
-	}
+	fp.Offer = checkoutOffer(fp.Offer, fp.Checkout, fp.TokenType, fp.Capture, fp.Currency)
 	return fp, nil
 }
 
@@ -269,20 +274,56 @@ var cardNames = []string{"card", "visa", "mastercard", "jcb", "american_express"
 // maxPaymentTypes bounds the paymentTypes list.
 const maxPaymentTypes = 32
 
+// offer is what a frame offers its shopper to pay with: the card form,
+// the online wallets' buttons (walletBrands' brands, in that order), and
+// the forms of a konbini payment, at the stores listed
+// (payment.ConvenienceStores' values, in that order), and of a bank
+// transfer, to the banks listed (payment.BankTransferBrands').
+type offer struct {
+	Card    bool
+	Wallets []string
+	Stores  []string
+	Banks   []string
+}
+
+// none reports whether o offers nothing at all.
+func (o offer) none() bool {
+	return !o.Card && len(o.Wallets) == 0 && len(o.Stores) == 0 && len(o.Banks) == 0
+}
+
+// methods are the payment types of o's forms, in the order of the method
+// switch: those the shopper fills in before paying (wallets are buttons
+// that pay at once).
+func (o offer) methods() []string {
+	var m []string
+	if o.Card {
+		m = append(m, payment.PaymentTypeCard)
+	}
+	if len(o.Stores) > 0 {
+		m = append(m, payment.PaymentTypeKonbini)
+	}
+	if len(o.Banks) > 0 {
+		m = append(m, payment.PaymentTypeBankTransfer)
+	}
+	return m
+}
+
 // parsePaymentTypes reads the loader's paymentTypes: UnivaPay's
-// paymentType ("card", "online") or paymentTypes (those, card brands and
-// online brands), comma-separated. "online" is every wallet the widget
-// offers. What the widget cannot take (konbini, paidy, bank transfers,
-// WeChat Pay, merchant QR codes) is left out, as it was before wallets
-// were offered: the card form shows when nothing else is left. ok is
-// false for a list no loader sends (too long, or not names).
-func parsePaymentTypes(raw string) (card bool, wallets []string, ok bool) {
+// paymentType ("card", "online", "konbini", "bank_transfer") or
+// paymentTypes (those, card brands, online brands, convenience stores and
+// banks), comma-separated. "online" is every wallet the widget offers,
+// "konbini" every store and "bank_transfer" every bank. What the widget
+// cannot take (paidy, WeChat Pay, merchant QR codes) is left out, as it
+// was before wallets were offered; a caller shows the card form when
+// nothing else is left. ok is false for a list no loader sends (too long,
+// or not names).
+func parsePaymentTypes(raw string) (o offer, ok bool) {
 	if strings.TrimSpace(raw) == "" {
-		return true, nil, true
+		return offer{Card: true}, true
 	}
 	items := strings.Split(raw, ",")
 	if len(items) > maxPaymentTypes {
-		return false, nil, false
+		return offer{}, false
 	}
 	want := map[string]bool{}
 	for _, it := range items {
@@ -291,14 +332,22 @@ func parsePaymentTypes(raw string) (card bool, wallets []string, ok bool) {
 			continue
 		}
 		if len(it) > 40 || strings.Trim(it, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
-			return false, nil, false
+			return offer{}, false
 		}
 		switch {
 		case slices.Contains(cardNames, it):
-			card = true
-		case it == "online":
+			o.Card = true
+		case it == payment.PaymentTypeOnline:
 			for _, b := range walletBrands {
 				want[b.brand] = true
+			}
+		case it == payment.PaymentTypeKonbini:
+			for _, b := range payment.ConvenienceStores {
+				want[b] = true
+			}
+		case it == payment.PaymentTypeBankTransfer:
+			for _, b := range payment.BankTransferBrands {
+				want[b] = true
 			}
 		default:
 			want[it] = true
@@ -306,10 +355,69 @@ func parsePaymentTypes(raw string) (card bool, wallets []string, ok bool) {
 	}
 	for _, b := range walletBrands {
 		if want[b.brand] {
-			wallets = append(wallets, b.brand)
+			o.Wallets = append(o.Wallets, b.brand)
 		}
 	}
-	return card, wallets, true
+	for _, b := range payment.ConvenienceStores {
+		if want[b] {
+			o.Stores = append(o.Stores, b)
+		}
+	}
+	for _, b := range payment.BankTransferBrands {
+		if want[b] {
+			o.Banks = append(o.Banks, b)
+		}
+	}
+	return o, true
+}
+
+// checkoutOffer is what o leaves of itself for a checkout (token or
+// payment) of a token of tokenType, captured or not, in currency ("" for
+// a token alone without one). A wallet pays at once, once: no token to
+// keep, nothing to authorise now and capture later. A konbini payment or
+// a bank transfer is one payment in yen, captured when the shopper pays
+// (the API refuses anything else): a one-time token, made alone or with
+// its charge; a token alone may leave the currency to its charge. The
+// card form is left when nothing else is.
+func checkoutOffer(o offer, checkout, tokenType string, capture bool, currency string) offer {
+	if checkout != "payment" || tokenType != "one_time" || !capture {
+		o.Wallets = nil
+	}
+	yen := currency == "JPY" || checkout == "token" && currency == ""
+	if tokenType != "one_time" || checkout == "payment" && !capture || !yen {
+		o.Stores, o.Banks = nil, nil
+	}
+	if o.none() {
+		o.Card = true
+	}
+	return o
+}
+
+// testBank is the sandbox's bank: a live payment has a real bank's
+// account.
+const testBank = "bank_test_brand"
+
+// storeOffer is what o leaves of itself at a store with settings st, in
+// mode: the card form unless cards are off, konbini and bank transfers
+// unless turned off, the sandbox's bank in test mode only. Asked only for
+// what the store has turned off, the shopper gets the card form, as
+// parsePaymentTypes' callers give it when nothing else is left.
+func storeOffer(o offer, st payment.StoreSettings, mode payment.Mode) offer {
+	asked := o
+	o.Card = o.Card && st.CardEnabled
+	if st.KonbiniOff {
+		o.Stores = nil
+	}
+	if st.BankTransferOff {
+		o.Banks = nil
+	}
+	if mode != payment.ModeTest {
+		o.Banks = slices.DeleteFunc(slices.Clone(o.Banks), func(b string) bool { return b == testBank })
+	}
+	if o.none() && !asked.none() && st.CardEnabled {
+		o.Card = true
+	}
+	return o
 }
 
 // walletName is the name a wallet brand goes by.
@@ -372,6 +480,7 @@ func setFrameHeaders(w http.ResponseWriter, ancestors string) {
 type frameView struct {
 	Lang       message.Locale
 	T          map[string]string
+	Title      string
 	StoreName  string
 	TestMode   bool
 	AmountText string
@@ -382,18 +491,43 @@ type frameView struct {
 	AskEmail     bool
 	Card         bool
 	Wallets      []walletView
-	ThemeURL     string
-	Config       template.JS
-	BrandAttrs   template.HTMLAttr
-	Brands       []brandMark
-	WasmURL      string
-	WasmExec     string
+	// Konbini and Bank: the forms of a konbini payment at Stores and of a
+	// bank transfer to Banks. Methods are the forms to switch between,
+	// Method the one shown first, with its PayLabel and TestHint.
+	Konbini, Bank bool
+	Stores        []walletView
+	Banks         []walletView
+	Methods       []methodView
+	Method        string
+	TestHint      string
+	EmailLabel    string
+	KonbiniNote   string
+	BankNote      string
+	KonbiniPhone  string
+	Slip          map[string]string
+	ThemeURL      string
+	Config        template.JS
+	BrandAttrs    template.HTMLAttr
+	Brands        []brandMark
+	WasmURL       string
+	WasmExec      string
 }
 
 type brandMark struct{ Name, Label, URL string }
 
-// walletView is a wallet's button.
+// walletView is a wallet's button, a store's or a bank's choice.
 type walletView struct{ Brand, Name string }
+
+// methodView is a choice of the method switch: a payment type and its
+// name.
+type methodView struct{ Type, Label string }
+
+// methodLabels are the keys of the method switch's names, in
+// message.Frame.
+var methodLabels = map[string]string{
+	payment.PaymentTypeCard: "methodCard", payment.PaymentTypeKonbini: "methodKonbini",
+	payment.PaymentTypeBankTransfer: "methodBank",
+}
 
 // brandLabels name the marks shown; the order is the accepted-cards row.
 var brandLabels = []struct{ name, label string }{
@@ -451,21 +585,19 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		wp.fail(w, lang, errBadToken, origin, instance, ancestors)
 		return
 	}
-	if !info.Store.Settings.CardEnabled {
-		fp.Card = false
-	}
-	if !fp.Card && len(fp.Wallets) == 0 {
+	o := storeOffer(fp.Offer, info.Store.Settings, info.Mode)
+	if o.none() {
 		wp.fail(w, lang, errNoCards, origin, instance, ancestors)
 		return
 	}
 	t := message.Frame.In(lang)
 	v := frameView{
-		Lang: lang, T: t, StoreName: info.Store.Name, TestMode: info.Mode == payment.ModeTest,
-		Inline: fp.Inline, AskEmail: fp.Email == "" && fp.Card, ThemeURL: themeURL(info.Store.Settings.Theme),
-		Card: fp.Card,
+		Lang: lang, T: t, Title: t["title"], StoreName: info.Store.Name, TestMode: info.Mode == payment.ModeTest,
+		Inline: fp.Inline, AskEmail: fp.Email == "" && len(o.methods()) > 0, ThemeURL: themeURL(info.Store.Settings.Theme),
+		Card: o.Card, Konbini: len(o.Stores) > 0, Bank: len(o.Banks) > 0,
 	}
 	wallets := []map[string]string{}
-	for _, b := range fp.Wallets {
+	for _, b := range o.Wallets {
 		v.Wallets = append(v.Wallets, walletView{Brand: b, Name: walletName(b)})
 		wallets = append(wallets, map[string]string{"brand": b, "name": walletName(b)})
 	}
@@ -483,6 +615,56 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		v.PayLabel = t["saveCard"]
 	default:
 		v.PayLabel = t["pay"]
+	}
+	// The forms, each with the pay button's label and the test-mode hint
+	// it shows while chosen; the first is chosen until the shopper
+	// chooses another.
+	slip := message.CheckoutSlip.In(lang)
+	v.Slip = slip
+	labels := map[string]string{payment.PaymentTypeCard: v.PayLabel}
+	hints := map[string]string{payment.PaymentTypeCard: t["testHint"]}
+	for _, m := range []struct{ typ, pay, hint string }{
+		{payment.PaymentTypeKonbini, "payKonbini", "testHintKonbini"},
+		{payment.PaymentTypeBankTransfer, "payBank", "testHintBank"},
+	} {
+		labels[m.typ], hints[m.typ] = t["continue"], t[m.hint]
+		if fp.Checkout == "payment" {
+			labels[m.typ] = fmt.Sprintf(t[m.pay], v.AmountText)
+		}
+	}
+	for _, m := range o.methods() {
+		v.Methods = append(v.Methods, methodView{Type: m, Label: t[methodLabels[m]]})
+	}
+	if len(v.Methods) > 0 {
+		first := v.Methods[0].Type
+		v.Method, v.PayLabel, v.TestHint = first, labels[first], hints[first]
+	} else {
+		v.TestHint = t["testHintWallet"]
+	}
+	if len(v.Methods) > 1 || !o.Card && len(v.Methods) > 0 {
+		v.Title = t["titleAny"]
+	}
+	v.EmailLabel = t["email"]
+	if !o.Card {
+		v.EmailLabel = t["emailOptional"]
+	}
+	stores, banks := []map[string]string{}, []map[string]string{}
+	for _, b := range o.Stores {
+		v.Stores = append(v.Stores, walletView{Brand: b, Name: slip["store_"+b]})
+		stores = append(stores, map[string]string{"brand": b, "name": slip["store_"+b]})
+	}
+	for _, b := range o.Banks {
+		v.Banks = append(v.Banks, walletView{Brand: b, Name: slip["bank_"+b]})
+		banks = append(banks, map[string]string{"brand": b, "name": slip["bank_"+b]})
+	}
+	v.KonbiniNote = fmt.Sprintf(t["konbiniNote"], int(payment.DefaultKonbiniPeriod/(24*time.Hour)))
+	v.BankNote = fmt.Sprintf(t["bankNote"], int(payment.DefaultTransferPeriod/(24*time.Hour)))
+	// A Japanese phone number the shop passed is the konbini form's, as
+	// the shopper would type it.
+	if fp.Phone != nil && fp.Phone.CountryCode == field.JapanCallingCode {
+		if local, state := field.JapanesePhone("+81 " + fp.Phone.LocalNumber); state == "" {
+			v.KonbiniPhone = local
+		}
 	}
 	var attrs strings.Builder
 	for _, b := range append(brandLabels, struct{ name, label string }{"unknown", ""}) {
@@ -505,7 +687,9 @@ func (wp *widgetPage) frame(w http.ResponseWriter, r *http.Request) {
 		"checkout": fp.Checkout, "tokenType": fp.TokenType, "capture": fp.Capture,
 		"currency": fp.Currency, "email": fp.Email, "inline": fp.Inline, "locale": lang,
 		"wasm": v.WasmURL, "wasmExec": v.WasmExec, "messages": message.FrameScript.In(lang),
-		"amountText": v.AmountText, "card": fp.Card, "wallets": wallets,
+		"amountText": v.AmountText, "card": o.Card, "wallets": wallets,
+		"methods": o.methods(), "stores": stores, "banks": banks, "slip": slip, "payLabels": labels, "testHints": hints,
+		"labels":  map[string]string{"email": t["email"], "emailOptional": t["emailOptional"]},
 		"threeDS": "normal", "returnUrl": wp.returnURL(origin, fp.Metadata),
 	}
 	// Card charges ask for 3-D Secure where the issuer wants it (normal);

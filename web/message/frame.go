@@ -45,7 +45,48 @@ var Frame = newTable("widget frame", map[string]Text{
 	"walletBack":   {"Choose another way to pay", "別の方法で支払う"},
 	"threeDSTitle": {"Confirm it is you", "本人認証"},
 	"threeDSFrame": {"Your card issuer's confirmation page", "カード会社の認証画面"},
-	"errTitle":     {"This payment form cannot be shown", "決済フォームを表示できません"},
+	// Konbini payments and bank transfers: a form of their own beside the
+	// card's, chosen with the method switch.
+	"titleAny":      {"Payment", "お支払い"},
+	"methods":       {"Payment method", "お支払い方法"},
+	"methodCard":    {"Card", "カード"},
+	"methodKonbini": {"Konbini", "コンビニ"},
+	"methodBank":    {"Bank transfer", "銀行振込"},
+	"orOther":       {"Or pay another way", "または他の方法で支払う"},
+	"store":         {"Convenience store", "お支払いするコンビニ"},
+	"storePick":     {"Choose a store", "選択してください"},
+	"customerName":  {"Name", "お名前"},
+	"customerPh":    {"Taro Yamada", "山田 太郎"},
+	"phone":         {"Phone number", "電話番号"},
+	"phonePh":       {"090-1234-5678", "090-1234-5678"},
+	"phoneHint": {
+		"A Japanese number. The store may ask for it when you pay.",
+		"日本国内の電話番号です。お支払いの際に必要になる場合があります。",
+	},
+	"emailOptional": {"Email (optional)", "メールアドレス（任意）"},
+	"bank":          {"Bank", "振込先の銀行"},
+	"konbiniNote": {
+		"You get a payment number to pay with at the store within %d days.",
+		"お支払い番号を発行します。%d日以内に店頭でお支払いください。",
+	},
+	"bankNote": {
+		"You get an account of your own to transfer the amount to within %d days.",
+		"お客様専用の振込先口座を発行します。%d日以内にお振込みください。",
+	},
+	"payKonbini": {"Pay %s at a store", "%s をコンビニで支払う"},
+	"payBank":    {"Pay %s by bank transfer", "%s を銀行振込で支払う"},
+	"continue":   {"Continue", "次へ進む"},
+	"testHintKonbini": {
+		"No real charge is made. The instructions page lets you pay or let the deadline pass.",
+		"実際の請求は発生しません。お支払い方法の案内ページで、支払いや期限切れを試せます。",
+	},
+	"testHintBank": {
+		"No real charge is made. The instructions page lets you make test deposits.",
+		"実際の請求は発生しません。振込先の案内ページで、テスト入金を試せます。",
+	},
+	"slipTitle": {"How to pay", "お支払い方法のご案内"},
+	"slipDone":  {"Close", "閉じる"},
+	"errTitle":  {"This payment form cannot be shown", "決済フォームを表示できません"},
 	"errToken": {
 		"The shop's payment settings are not valid (app token). Please contact the shop.",
 		"ショップの決済設定（アプリトークン）が正しくありません。ショップにお問い合わせください。",
@@ -92,6 +133,25 @@ var FrameScript = newTable("widget frame scripts", map[string]Text{
 		"カード名義人はカードに記載のとおり64文字以内で入力してください",
 	},
 	"field.generic": {"Please check this field.", "入力内容をご確認ください"},
+
+	// A konbini payment's fields; phone.<state> follows the field
+	// package's MessageKey, as the card fields' do.
+	"store.required": {"Choose a convenience store.", "コンビニを選択してください"},
+	"cname.required": {"Enter your name.", "お名前を入力してください"},
+	"cname.invalid": {
+		"Enter your name, up to 60 characters.",
+		"お名前は60文字以内で入力してください",
+	},
+	"phone.required": {"Enter your phone number.", "電話番号を入力してください"},
+	"phone.invalid": {
+		"Enter a phone number of 10 or 11 digits, such as 090-1234-5678.",
+		"電話番号は 090-1234-5678 のように10桁か11桁で入力してください",
+	},
+	"phone.foreign": {
+		"Enter a Japanese phone number.",
+		"日本国内の電話番号を入力してください",
+	},
+	"bank.required": {"Choose a bank.", "銀行を選択してください"},
 
 	"email.required": {"Enter your email address.", "メールアドレスを入力してください"},
 	"email.invalid": {
@@ -182,13 +242,22 @@ var FrameScript = newTable("widget frame scripts", map[string]Text{
 		"お支払いがキャンセルされました。もう一度お試しいただくか、別のお支払い方法をお選びください。",
 	},
 	"chooseMethod": {"Please choose how to pay.", "お支払い方法をお選びください。"},
-	"busy":         {"A payment is already in progress.", "お支払いの処理中です。"},
-	"paid":         {"Payment complete", "お支払いが完了しました"},
-	"authorized":   {"Payment authorised", "与信が完了しました"},
-	"saved":        {"Card saved", "カード情報を登録しました"},
-	"subscribed":   {"Subscription started", "定期課金のお申し込みが完了しました"},
-	"doneHint":     {"Thank you.", "ありがとうございました。"},
-	"working":      {"Processing…", "処理中…"},
+	"slipFailed": {
+		"The payment could not be started. Please try again or choose another way to pay.",
+		"お支払いを開始できませんでした。もう一度お試しいただくか、別のお支払い方法をお選びください。",
+	},
+	"slipUnavailable": {
+		"This way to pay is not available right now. Please choose another.",
+		"このお支払い方法は現在ご利用いただけません。別の方法をお選びください。",
+	},
+	"slipSaved":  {"Payment details received", "お支払い情報を受け付けました"},
+	"busy":       {"A payment is already in progress.", "お支払いの処理中です。"},
+	"paid":       {"Payment complete", "お支払いが完了しました"},
+	"authorized": {"Payment authorised", "与信が完了しました"},
+	"saved":      {"Card saved", "カード情報を登録しました"},
+	"subscribed": {"Subscription started", "定期課金のお申し込みが完了しました"},
+	"doneHint":   {"Thank you.", "ありがとうございました。"},
+	"working":    {"Processing…", "処理中…"},
 	"timeout": {
 		"The payment is taking longer than expected. Please check with the shop before trying again.",
 		"お支払いの処理に時間がかかっています。再度お試しになる前にショップにご確認ください。",

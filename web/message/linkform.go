@@ -19,6 +19,14 @@ var LinkForm = newTable("link form", map[string]Text{
 		"Test mode: no real money moves. Try 4000\u00a00200\u00a00000\u00a00000 (succeeds) or 4111\u00a01111\u00a01111\u00a01111 (declined).",
 		"テストモードです。実際の請求は発生しません。4000\u00a00200\u00a00000\u00a00000（成功）または 4111\u00a01111\u00a01111\u00a01111（拒否）をお試しください。",
 	},
+	"test_hint_other": {
+		"Test mode: no real money moves. The wallets' and the instructions' pages let you simulate the payment.",
+		"テストモードです。実際の請求は発生しません。ウォレットやお支払い方法の案内ページで、支払いを試せます。",
+	},
+	"secure_other": {
+		"What you enter goes straight to Kessai over an encrypted connection.",
+		"入力内容は暗号化された通信で Kessai に直接送信されます。",
+	},
 	"card_details": {"Card details", "カード情報"},
 	"pay_method":   {"How would you like to pay?", "お支払い方法"},
 	"token_summary": {

@@ -7,6 +7,6 @@ package message
 var Loader = newTable("loader", map[string]Text{
 	"button":     {"Pay with card", "カードで支払う"},
 	"dialog":     {"Payment", "お支払い"},
-	"frame":      {"Secure card payment form", "安全なカード決済フォーム"},
+	"frame":      {"Secure payment form", "安全な決済フォーム"},
 	"loadFailed": {"The payment form could not be loaded.", "決済フォームを読み込めませんでした。"},
 })

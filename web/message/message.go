@@ -93,7 +93,7 @@ func (t *Table) In(l Locale) map[string]string {
 
 // Tables are every table of the catalogue.
 func Tables() []*Table {
-	return []*Table{Frame, FrameScript, Loader, LinkForm, Demo, Sandbox, Slip, Periods, Mail, Console}
+	return []*Table{Frame, FrameScript, Loader, LinkForm, CheckoutSlip, Demo, Sandbox, Slip, Periods, Mail, Console}
 }
 
 // verbs returns the fmt verbs of a text in order ("%s", "%d", "%q"); "%%"

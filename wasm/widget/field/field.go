@@ -1,7 +1,8 @@
 // Package field holds the pure parts of the widget's field behaviour that
 // the card package does not: how the expiry field is rewritten as the
-// customer types and where the caret goes afterwards. It is host-tested and
-// imports only the card package and strings, like everything the widget's
+// customer types and where the caret goes afterwards, and which phone
+// numbers a konbini payment takes. It is host-tested and imports only the
+// card package, strings and unicode, like everything the widget's
 // WebAssembly pulls in.
 package field
 
@@ -130,11 +131,12 @@ func AutoAdvance(b card.Brand, n int) bool {
 
 // MessageKey is the key, among the texts the frame gives its scripts
 // (message.FrameScript, embedded in the page in its language), of what a
-// field's state means: "<field>.<kind>", where field is number, exp, cvc or
-// name and state is what card.NumberState, ExpiryState, CVVState or
-// CardholderState said of it. "" means no problem; "field.generic" is for
-// a state that has no text of its own. widget.js's plain-JavaScript
-// fallback names the same keys.
+// field's state means: "<field>.<kind>", where field is number, exp, cvc,
+// name or phone and state is what card.NumberState, ExpiryState, CVVState,
+// CardholderState or JapanesePhone said of it, or the reason the API gave
+// for it. "" means no problem; "field.generic" is for a state that has no
+// text of its own. widget.js's plain-JavaScript fallback names the same
+// keys.
 func MessageKey(field, state string) string {
 	switch state {
 	case "":
@@ -145,8 +147,11 @@ func MessageKey(field, state string) string {
 		return field + ".incomplete"
 	case card.StateExpired:
 		return field + ".expired"
-	case card.ReasonInvalidCardNumber, card.ReasonInvalidExpiration, card.ReasonInvalidCVV, card.ReasonInvalidFormat:
+	case card.ReasonInvalidCardNumber, card.ReasonInvalidExpiration, card.ReasonInvalidCVV, card.ReasonInvalidFormat,
+		ReasonInvalidPhone:
 		return field + ".invalid"
+	case ReasonOnlyJapanesePhone:
+		return field + ".foreign"
 	}
 	return GenericMessageKey
 }

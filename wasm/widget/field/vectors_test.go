@@ -41,6 +41,34 @@ func expiryFieldInputs() []string {
 	return in
 }
 
+// phoneFieldInputs are what a konbini shopper may type as their phone
+// number: the ways Japanese numbers are written, with full-width
+// characters and every kind of dash, other countries' numbers, and
+// every length around the API's bounds; then each separator the rule
+// knows, and some it does not, between digits.
+func phoneFieldInputs() []string {
+	in := []string{
+		"", " ", "\u3000", "\t", "0", "090", "090-", "090-1234", "090-1234-5678", "09012345678", "03-1234-5678",
+		"0312345678", "03 1234 5678", "03(1234)5678", "(03) 1234-5678", "（０３）１２３４－５６７８", "０９０ー１２３４ー５６７８",
+		"０９０１２３４５６７８", "090ｰ1234ｰ5678", "090\u22121234\u22125678", "090–1234—5678", "090‐1234‑5678",
+		" 090-1234-5678 ", "\u00a0090 1234 5678", "+81 90-1234-5678", "+819012345678", "+81 (0)90 1234 5678",
+		"+81-3-1234-5678", "＋８１ ３ １２３４ ５６７８", "+1 415 555 0100", "+44 20 7946 0958", "+8", "+", "+81", "+810",
+		"++81 90 1234 5678", "090+1234", " +81 90 1234 5678", "(+81) 90 1234 5678", "---", "090-1234-567a",
+		"090.1234.5678", "090/1234/5678", "090_1234_5678", "tel:09012345678", "٠٩٠١٢٣٤٥٦٧٨", "090 1234 5678 内線12",
+		"😀09012345678", "0\u03011234567890", "0120-123-456", "0570-000-000", "050-1234-5678", "8190123456789",
+		strings.Repeat("0", 1000), strings.Repeat("-", 1000), strings.Repeat(" ", 1000) + "09012345678",
+	}
+	for n := 0; n <= 13; n++ {
+		in = append(in, "0"+strings.Repeat("9", n), "9"+strings.Repeat("0", n), "+81"+strings.Repeat("9", n))
+	}
+	for _, sep := range []string{" ", "-", "\u3000", "\u00a0", "\u2010", "\u2011", "\u2012", "\u2013", "\u2014",
+		"\u2015", "\u2212", "\u30fc", "\uff0d", "\uff70", "\u301c", "\uff5e", "~", "(", ")", "（", "）", "[", ".", "・",
+		"/", "_", "\u0085", "\ufeff", "\u200b", "\u2e3a", "\ufe63", "\u058a"} {
+		in = append(in, "090"+sep+"1234"+sep+"5678")
+	}
+	return in
+}
+
 type (
 	expiryVector struct {
 		In string `json:"in"`
@@ -57,6 +85,11 @@ type (
 		Field string `json:"field"`
 		State string `json:"state"`
 		Want  string `json:"want"`
+	}
+	phoneVector struct {
+		In    string `json:"in"`
+		Local string `json:"local"`
+		State string `json:"state"`
 	}
 	brandVector struct {
 		Brand   card.Brand `json:"brand"`
@@ -125,14 +158,29 @@ func buildVectors(t *testing.T) []byte {
 	// Every state the card package's judges give (and one they never do)
 	// for every field.
 	var keys []any
-	for _, f := range []string{"number", "exp", "cvc", "name"} {
+	for _, f := range []string{"number", "exp", "cvc", "name", "phone"} {
 		for _, st := range []string{"", card.ReasonRequired, card.ReasonInvalidCardNumber, card.ReasonInvalidExpiration,
 			card.ReasonInvalidCVV, card.ReasonInvalidFormat, card.StateIncompleteNumber, card.StateIncompleteExpiry,
-			card.StateIncompleteCVV, card.StateExpired, "SOMETHING_NEW"} {
+			card.StateIncompleteCVV, card.StateExpired, ReasonInvalidPhone, ReasonOnlyJapanesePhone, "SOMETHING_NEW"} {
 			keys = append(keys, messageKeyVector{f, st, MessageKey(f, st)})
 		}
 	}
 	list("messageKey", keys, false)
+
+	var phones []any
+	seen = map[string]bool{}
+	for _, s := range phoneFieldInputs() {
+		if !utf8.ValidString(s) {
+			t.Fatalf("vector input %q is not UTF-8", s)
+		}
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		local, state := JapanesePhone(s)
+		phones = append(phones, phoneVector{s, local, state})
+	}
+	list("phone", phones, false)
 
 	var brands []any
 	for _, br := range vectorBrands {

@@ -135,6 +135,10 @@ export function checkVectors({ card, field, runes = "dense", K = globalThis.Kess
   for (const v of field.messageKey) {
     check("messageKey", `messageKey(${v.field}, ${show(v.state)})`, K.messageKey(v.field, v.state), v.want);
   }
+  for (const v of field.phone) {
+    const p = K.japanesePhone(v.in);
+    check("phone", `japanesePhone(${show(v.in)})`, `${p.local}|${p.state}`, `${v.local}|${v.state}`);
+  }
   for (const b of field.brands) {
     check("fieldBrands", `cvvMax(${b.brand})`, K.cvvMax(b.brand), b.cvvMax);
     check("fieldBrands", `known(${b.brand})`, K.known(b.brand), b.known);

@@ -98,6 +98,8 @@ ${body}
         phoneNumber: q.phoneNumber || undefined,
         inlineItemStyle: q.inlineItemStyle || undefined,
         paymentTypes: q.paymentTypes ? q.paymentTypes.split(",") : undefined,
+        // An authorisation alone (slips.test.mjs).
+        capture: q.capture || undefined,
         // A subscription checkout (subscriptions.test.mjs).
         tokenType: q.tokenType || undefined,
         subscriptionPeriod: q.subscriptionPeriod || undefined,

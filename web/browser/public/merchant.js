@@ -51,6 +51,7 @@
   if (cfg.phoneNumber) { options.phoneNumber = cfg.phoneNumber; }
   if (cfg.paymentTypes) { options.paymentTypes = cfg.paymentTypes; }
   if (cfg.tokenType) { options.tokenType = cfg.tokenType; }
+  if (cfg.capture) { options.capture = cfg.capture; }
   if (cfg.subscriptionPeriod) { options.subscriptionPeriod = cfg.subscriptionPeriod; }
 
   var payBtn = document.getElementById("pay");
