@@ -212,6 +212,9 @@ func (s *Server) getCheckoutInfo(r *http.Request, c *payment.Caller, ids pathIDs
 	}
 	if !st.BankTransferOff {
 		for _, b := range payment.BankTransferBrands {
+			if b == payment.TestBank && info.Mode != payment.ModeTest {
+				continue
+			}
 			out.SupportedBrands = append(out.SupportedBrands, wireSupportedBrand{
 				PaymentType: payment.PaymentTypeBankTransfer, Brand: b,
 				CountriesAllowed: []string{"JP"}, SupportedCurrencies: yen,

@@ -789,9 +789,13 @@ func TestSlipCheckoutInfo(t *testing.T) {
 		auth    string
 		on      bool
 		match   string
+		// banks are the banks offered: the sandbox's test bank in test
+		// mode only.
+		banks []string
 	}{
-		{"default", f.storeA1, server(f.a1), true, "minimum"},
-		{"turned off", offID, server(offTok), false, "exact"},
+		{"default", f.storeA1, server(f.a1), true, "minimum", payment.BankTransferBrands},
+		{"live", f.storeA1, server(f.a1Live), true, "minimum", []string{"aozora_bank"}},
+		{"turned off", offID, server(offTok), false, "exact", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			info := ok(t, f.do(t, "GET", "/checkout_info", c.auth, nil), http.StatusOK)
@@ -834,9 +838,9 @@ func TestSlipCheckoutInfo(t *testing.T) {
 					t.Errorf("requires_full_name of %v", b)
 				}
 			}
-			wantKonbini, wantBanks := payment.ConvenienceStores, payment.BankTransferBrands
+			wantKonbini, wantBanks := payment.ConvenienceStores, c.banks
 			if !c.on {
-				wantKonbini, wantBanks = nil, nil
+				wantKonbini = nil
 			}
 			if !slices.Equal(konbini, wantKonbini) || !slices.Equal(banks, wantBanks) {
 				t.Errorf("konbini rows %v, bank rows %v; want %v, %v", konbini, banks, wantKonbini, wantBanks)

@@ -13,7 +13,10 @@ const PaymentTypeBankTransfer = "bank_transfer"
 
 // BankTransferBrands are the banks that open virtual accounts: Aozora
 // Bank, and the sandbox's test bank (the Node SDK's BankTransferBrand).
-var BankTransferBrands = []string{"aozora_bank", "bank_test_brand"}
+var BankTransferBrands = []string{"aozora_bank", TestBank}
+
+// TestBank is the sandbox's own bank, for test mode only.
+const TestBank = "bank_test_brand"
 
 // VirtualAccount is the account a bank-transfer token's shopper pays
 // into: opened for that token alone, so that every deposit to it is

@@ -561,3 +561,28 @@ func TestSlipLongestWait(t *testing.T) {
 		t.Errorf("the deadline %v, want %v", e.ExpirationDate, want)
 	}
 }
+
+// TestTestBankIsTestOnly: the sandbox's test bank opens no live account;
+// Aozora Bank's does.
+func TestTestBankIsTestOnly(t *testing.T) {
+	s := newSlipStack(t)
+	ctx := context.Background()
+	live, err := s.Service.Access.IssueStoreAppToken(ctx, s.demo.StoreID, payment.NewAppToken{Mode: payment.ModeLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Service.Access.Authenticate(ctx, "Bearer "+live.Secret+"."+live.JWT, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt := transferToken()
+	nt.Data.Brand = payment.TestBank
+	_, err = s.Service.Tokens.CreateToken(ctx, c, nt)
+	wantSlipError(t, err, payment.CodeNoTestCardInLiveMode, "", "")
+	if _, err := s.Service.Tokens.CreateToken(ctx, s.demo.Caller, nt); err != nil {
+		t.Errorf("the test bank in test mode: %v", err)
+	}
+	if _, err := s.Service.Tokens.CreateToken(ctx, c, transferToken()); err != nil {
+		t.Errorf("Aozora Bank in live mode: %v", err)
+	}
+}

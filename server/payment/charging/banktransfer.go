@@ -58,12 +58,16 @@ func (bankTransferMethod) newToken(_ *core, _ *payment.Caller, p *payment.NewTok
 	return nil
 }
 
-// admitToken: the store takes bank transfers unless it turned them off;
+// admitToken: the store takes bank transfers unless it turned them off,
+// and the test bank's in test mode only;
 // the account is held in the store's name (in full-width katakana at a
 // real bank; the sandbox keeps the name as it is).
 func (bankTransferMethod) admitToken(_ context.Context, _ *core, _ *outbox.Tx, _ *payment.Caller, st *payment.Store, tok *payment.TransactionToken) error {
 	if st.Settings.BankTransferOff {
 		return payment.Errorf(payment.CodePaymentTypeNotAllowed, "this store does not take bank transfers")
+	}
+	if tok.Mode == payment.ModeLive && tok.Data.Brand == payment.TestBank {
+		return payment.Errorf(payment.CodeNoTestCardInLiveMode, "the sandbox's test bank takes no live transfers")
 	}
 	tok.Data.VirtualAccount.AccountHolderName = st.Name
 	return nil
