@@ -90,6 +90,8 @@ func TestSlipTokenWire(t *testing.T) {
 		{"months", konbiniBody("expiration_period", "P1M"), nil, "expiration_period", payment.ReasonInvalidFormat},
 		{"not ISO 8601", konbiniBody("expiration_period", "30 days"), nil, "expiration_period", payment.ReasonInvalidFormat},
 		{"P99999999D", konbiniBody("expiration_period", "P99999999D"), nil, "expiration_period", ""},
+		{"P30502W", konbiniBody("expiration_period", "P30502W"), nil, "expiration_period", payment.ReasonExpirationOutOfBounds},
+		{"P30502W on a transfer", transferBody("expiration_period", "P30502W"), nil, "expiration_period", payment.ReasonExpirationOutOfBounds},
 		{"a leap second", konbiniBody("expiration_time_shift", "23:59:60+09:00"), nil, "expiration_time_shift", payment.ReasonInvalidFormat},
 		{"an offset alone", konbiniBody("expiration_time_shift", "-00:00"), nil, "expiration_time_shift", payment.ReasonInvalidFormat},
 		{"phone abroad", konbiniBody("phone_number", map[string]any{"country_code": 1, "local_number": "2025550123"}),
@@ -192,6 +194,8 @@ func TestSlipExpiryWire(t *testing.T) {
 		{"not a date", `{"expiration_date": "2026-13-01T00:00:00Z"}`, payment.CodeValidation, ""},
 		{"no extension", `{"expiration_period": "P0D"}`, payment.CodePositiveExtensionRequired, ""},
 		{"31 days", `{"expiration_period": "P31D"}`, payment.CodeMaxExpiryExtensionExceeded, ""},
+		{"P30502W", `{"expiration_period": "P30502W"}`, payment.CodeMaxExpiryExtensionExceeded, ""},
+		{"P100000W100000DT100000H", `{"expiration_period": "P100000W100000DT100000H"}`, payment.CodeMaxExpiryExtensionExceeded, ""},
 		{"the far future", `{"expiration_date": "9999-12-31T23:59:59Z"}`, payment.CodeMaxExpiryExtensionExceeded, ""},
 		{"the distant past", `{"expiration_date": "0001-01-01T00:00:00Z"}`, payment.CodePositiveExtensionRequired, ""},
 	} {

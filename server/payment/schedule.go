@@ -178,6 +178,18 @@ type IsoDuration struct{ years, months, weeks, Days, hours int }
 // them can overflow.
 const maxDurationPart = 100_000
 
+// span is d's weeks, days and hours as a time.Duration. One longer than a
+// Duration holds (some 290 years: P100000W is more) is the longest there
+// is, never multiplied out to wrap round to a short one (P30502W was about
+// ten days, within every bound).
+func (d IsoDuration) span() time.Duration {
+	hours := int64(d.weeks)*7*24 + int64(d.Days)*24 + int64(d.hours)
+	if hours > int64(math.MaxInt64/time.Hour) {
+		return math.MaxInt64
+	}
+	return time.Duration(hours) * time.Hour
+}
+
 func ParseISODuration(s string) (IsoDuration, bool) {
 	var d IsoDuration
 	rest, ok := strings.CutPrefix(s, "P")
@@ -228,7 +240,7 @@ func ParseRetryInterval(s string) (time.Duration, bool) {
 	if !ok || d.years != 0 || d.months != 0 {
 		return 0, false
 	}
-	total := time.Duration(d.weeks*7*24+d.Days*24+d.hours) * time.Hour
+	total := d.span()
 	return total, total >= minRetryInterval && total <= maxRetryInterval
 }
 

@@ -32,7 +32,9 @@ func newSlipStackFor(t *testing.T, events bool, domains ...string) *slipStack {
 	return &slipStack{Stack: st, clock: clock, demo: st.SeedDemo(t, domains...)}
 }
 
-// TestParsePaymentPeriod: weeks, days and hours; never months or years.
+// TestParsePaymentPeriod: weeks, days and hours; never months or years; and
+// a period too long to count in a time.Duration is never read as a short
+// one (P30502W wrapped round to about ten days).
 func TestParsePaymentPeriod(t *testing.T) {
 	day := 24 * time.Hour
 	for _, tc := range []struct {
@@ -57,6 +59,11 @@ func TestParsePaymentPeriod(t *testing.T) {
 		got, ok := payment.ParsePaymentPeriod(tc.in)
 		if ok != tc.ok || ok && got != tc.want {
 			t.Errorf("ParsePaymentPeriod(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	for _, in := range []string{"P30502W", "P100000W", "P100000W100000DT100000H", "P100000D", "PT100000H"} {
+		if got, ok := payment.ParsePaymentPeriod(in); ok && got <= payment.MaxPaymentWindow {
+			t.Errorf("ParsePaymentPeriod(%q) = %v: a period of years read as within the bounds", in, got)
 		}
 	}
 }
