@@ -303,10 +303,11 @@ func TestSlipCallers(t *testing.T) {
 
 // TestSlipExtensionEdges: an extension may take the deadline to exactly
 // 60 days after the charge; each extension is a new expiry with its own
-// id; a deadline that has passed is not extended, even while the worker
-// has yet to end the charge.
+// id, and announced as a charge_updated showing it; the charge outlives
+// its old deadline and ends at the new one; a deadline that has passed is
+// not extended, even while the worker has yet to end the charge.
 func TestSlipExtensionEdges(t *testing.T) {
-	s := newSlipStack(t)
+	s := newSlipStackFor(t, true)
 	ctx := context.Background()
 	day := 24 * time.Hour
 	start := s.clock.Now()
@@ -341,6 +342,32 @@ func TestSlipExtensionEdges(t *testing.T) {
 	if err != nil || got.ID != third.ID {
 		t.Errorf("the latest expiry %+v, %v; want %v", got, err, third.ID)
 	}
+	evs, err := s.Service.Charging.ChargeEvents(ctx, s.demo.Caller, s.demo.StoreID, ch.ID, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, e := range evs {
+		var m struct {
+			CaptureAt string `json:"capture_at"`
+		}
+		if err := json.Unmarshal(e.Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		if e.Name == payment.EventChargeUpdated {
+			shown = append(shown, m.CaptureAt)
+		}
+	}
+	if len(shown) != 3 {
+		t.Errorf("charge_updated events showing capture_at %q; want one as it began to await and one per extension", shown)
+	} else if at, err := time.Parse(time.RFC3339Nano, shown[2]); err != nil || !at.Equal(window) {
+		t.Errorf("the last charge_updated shows capture_at %q, want %v", shown[2], window)
+	}
+
+	s.clock.Set(deadline) // the first deadline, which the worker's item is still due at
+	if got := s.read(t, ch.ID); got.Status != payment.ChargeAwaiting || !got.CaptureAt.Equal(window) {
+		t.Fatalf("at the deadline before the extensions: %s, capture_at %v; want awaiting until %v", got.Status, got.CaptureAt, window)
+	}
 
 	late := s.charge(t, transferToken(), 1000, nil)
 	ap, err := s.Service.Charging.ChargeExpiry(ctx, s.demo.Caller, s.demo.StoreID, late.ID)
@@ -352,6 +379,14 @@ func TestSlipExtensionEdges(t *testing.T) {
 	wantSlipError(t, err, payment.CodeValidation, "status", "INVALID_CHARGE_STATUS")
 	if got := s.read(t, late.ID); got.Status != payment.ChargeFailed || !got.CaptureAt.Equal(ap.ExpirationDate) {
 		t.Fatalf("the charge past its deadline: %s, capture_at %v", got.Status, got.CaptureAt)
+	}
+	s.clock.Set(window.Add(-time.Second))
+	if got := s.read(t, ch.ID); got.Status != payment.ChargeAwaiting {
+		t.Fatalf("a second before the extended deadline: %s", got.Status)
+	}
+	s.clock.Set(window)
+	if got := s.read(t, ch.ID); got.Status != payment.ChargeFailed || got.Error == nil || got.Error.Code != payment.ErrConfirmationExpired {
+		t.Fatalf("at the extended deadline: %s %+v", got.Status, got.Error)
 	}
 }
 
