@@ -125,6 +125,20 @@ func TestSlipTokenWire(t *testing.T) {
 	}
 	rec := f.do(t, "POST", "/tokens", a1, konbiniBody("customer_name", strings.Repeat("a", 1<<20)))
 	wantError(t, rec, http.StatusRequestEntityTooLarge, payment.CodeBodyTooLarge)
+
+	// The tokens made above are listed by their payment type.
+	for _, pt := range []string{"konbini", "bank_transfer"} {
+		l := ok(t, f.do(t, "GET", storePath(f.storeA1, "/tokens?payment_type="+pt), a1, nil), http.StatusOK)
+		items, _ := l["items"].([]any)
+		if len(items) == 0 {
+			t.Errorf("no %s tokens listed", pt)
+		}
+		for _, it := range items {
+			if got := jstr(it.(map[string]any), "payment_type"); got != pt {
+				t.Errorf("a %s token in the list of %s", got, pt)
+			}
+		}
+	}
 }
 
 // TestSlipDepositWire: the deposit helper needs an amount, a positive one
