@@ -191,7 +191,7 @@ func TestSlipTokenWire(t *testing.T) {
 			{"konbini period too short", konbiniBody("lawson", "expiration_period", "P6D"), "expiration_period", payment.ReasonExpirationOutOfBounds},
 			{"konbini period too long", konbiniBody("lawson", "expiration_period", "P31D"), "expiration_period", payment.ReasonExpirationOutOfBounds},
 			{"bank period too short", bankBody("aozora_bank", "expiration_period", "PT23H"), "expiration_period", payment.ReasonExpirationOutOfBounds},
-			{"period of overflowing weeks", konbiniBody("lawson", "expiration_period", "P30500WT264H"), "expiration_period", payment.ReasonInvalidFormat},
+			{"period of overflowing weeks", konbiniBody("lawson", "expiration_period", "P30500WT264H"), "expiration_period", payment.ReasonExpirationOutOfBounds},
 			{"period a number", konbiniBody("lawson", "expiration_period", 7), "data.expiration_period", payment.ReasonInvalidFormat},
 			{"bad time shift", bankBody("aozora_bank", "expiration_time_shift", "25:00+09:00"), "expiration_time_shift", payment.ReasonInvalidFormat},
 			{"US phone", konbiniBody("lawson", "phone_number", map[string]any{"country_code": "1", "local_number": "2025550123"}), "phone_number", payment.ReasonOnlyJapanesePhone},

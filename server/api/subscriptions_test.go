@@ -362,6 +362,7 @@ func TestSubscriptionCreateErrors(t *testing.T) {
 		{"three_ds mode", subBody(tok, "three_ds", map[string]any{"mode": "sometimes"}), 400, payment.CodeValidation, "three_ds.mode"},
 		{"redirect endpoint", subBody(tok, "redirect", map[string]any{"endpoint": "javascript:alert(1)"}), 400, payment.CodeValidation, "redirect.endpoint"},
 		{"capture after without authorization only", subBody(tok, "first_charge_capture_after", "P3D"), 400, payment.CodeValidation, "first_charge_capture_after"},
+		{"capture after P7D", subBody(tok, "first_charge_authorization_only", true, "first_charge_capture_after", "P7D"), 400, payment.CodeValidation, "first_charge_capture_after"},
 		{"capture after P9D", subBody(tok, "first_charge_authorization_only", true, "first_charge_capture_after", "P9D"), 400, payment.CodeValidation, "first_charge_capture_after"},
 		{"authorization only a string", subBody(tok, "first_charge_authorization_only", "true"), 400, payment.CodeValidation, "first_charge_authorization_only"},
 		{"currency", subBody(tok, "currency", "XXX"), 400, payment.CodeValidation, "currency"},

@@ -49,7 +49,7 @@ func ParsePaymentPeriod(s string) (time.Duration, bool) {
 	if !ok || d.years != 0 || d.months != 0 {
 		return 0, false
 	}
-	return d.inHours()
+	return d.span(), true
 }
 
 // FormatPaymentPeriod writes a payment period as UnivaPay answers it, in

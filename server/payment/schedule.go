@@ -178,17 +178,16 @@ type IsoDuration struct{ years, months, weeks, Days, hours int }
 // them can overflow an int.
 const maxDurationPart = 100_000
 
-// inHours is the duration's weeks, days and hours as a time.Duration, and
-// false when it is longer than a time.Duration can hold (about 292 years:
-// 100,000 weeks are 1,900 years). Its sum in hours never overflows, but
-// in nanoseconds it would wrap around, even to a value in bounds
-// (P30500WT264H to 168 hours).
-func (d IsoDuration) inHours() (time.Duration, bool) {
+// span is d's weeks, days and hours as a time.Duration. One longer than a
+// Duration holds (some 290 years: P100000W is more) is the longest there
+// is, never multiplied out to wrap round to a short one (P30502W was about
+// ten days, within every bound).
+func (d IsoDuration) span() time.Duration {
 	hours := int64(d.weeks)*7*24 + int64(d.Days)*24 + int64(d.hours)
 	if hours > int64(math.MaxInt64/time.Hour) {
-		return 0, false
+		return math.MaxInt64
 	}
-	return time.Duration(hours) * time.Hour, true
+	return time.Duration(hours) * time.Hour
 }
 
 func ParseISODuration(s string) (IsoDuration, bool) {
@@ -241,8 +240,8 @@ func ParseRetryInterval(s string) (time.Duration, bool) {
 	if !ok || d.years != 0 || d.months != 0 {
 		return 0, false
 	}
-	total, ok := d.inHours()
-	return total, ok && total >= minRetryInterval && total <= maxRetryInterval
+	total := d.span()
+	return total, total >= minRetryInterval && total <= maxRetryInterval
 }
 
 // Schedule is when a subscription's recurring payments fall due: from the

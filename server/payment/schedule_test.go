@@ -122,7 +122,7 @@ func TestParseRetryInterval(t *testing.T) {
 			t.Errorf("ParseRetryInterval(%q) = %v, %v; want %v", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"", "P1M", "P1Y", "P32D", "PT0H", "P0D", "PT30M", "PT1H30M", "P1D1D"} {
+	for _, in := range []string{"", "P1M", "P1Y", "P32D", "PT0H", "P0D", "PT30M", "PT1H30M", "P1D1D", "P30502W", "P100000W100000DT100000H"} {
 		if got, ok := payment.ParseRetryInterval(in); ok {
 			t.Errorf("ParseRetryInterval(%q) = %v, accepted", in, got)
 		}

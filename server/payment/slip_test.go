@@ -104,7 +104,9 @@ func TestSlipTokenRules(t *testing.T) {
 		{"recurring", func(p *payment.NewToken) { p.Type = payment.Recurring }, false, "type", "ONE_TIME_ONLY_ALLOWED"},
 		{"no data", func(p *payment.NewToken) { p.Data = nil }, false, "data", payment.ReasonRequired},
 		{"no name", func(p *payment.NewToken) { p.Data.CustomerName = "  " }, false, "customer_name", payment.ReasonRequired},
+		{"name of 60", func(p *payment.NewToken) { p.Data.CustomerName = strings.Repeat("山", 60) }, false, "", ""},
 		{"long name", func(p *payment.NewToken) { p.Data.CustomerName = strings.Repeat("山", 61) }, false, "customer_name", payment.ReasonInvalidLength},
+		{"control character in name", func(p *payment.NewToken) { p.Data.CustomerName = "山田\x00太郎" }, false, "customer_name", payment.ReasonInvalidFormat},
 		{"card number in name", func(p *payment.NewToken) { p.Data.CustomerName = "4242424242424242" }, false, "customer_name", payment.ReasonCardNumber},
 		{"no store", func(p *payment.NewToken) { p.Data.ConvenienceStore = "" }, false, "convenience_store", payment.ReasonRequired},
 		{"unknown store", func(p *payment.NewToken) { p.Data.ConvenienceStore = "ampm" }, false, "convenience_store", payment.ReasonInvalidFormat},
@@ -114,8 +116,12 @@ func TestSlipTokenRules(t *testing.T) {
 		{"phone short", func(p *payment.NewToken) { p.Data.PhoneNumber.LocalNumber = "090123456" }, false, "phone_number.local_number", payment.ReasonInvalidPhone},
 		{"phone long", func(p *payment.NewToken) { p.Data.PhoneNumber.LocalNumber = "090123456789" }, false, "phone_number.local_number", payment.ReasonInvalidPhone},
 		{"phone without 0", func(p *payment.NewToken) { p.Data.PhoneNumber.LocalNumber = "9012345678" }, false, "", ""},
+		{"phone with spaces", func(p *payment.NewToken) { p.Data.PhoneNumber.LocalNumber = "090 1234 5678" }, false, "", ""},
+		{"phone with both separators", func(p *payment.NewToken) { p.Data.PhoneNumber.LocalNumber = " 03-1234 5678 " }, false, "", ""},
 		{"phone without 0 long", func(p *payment.NewToken) { p.Data.PhoneNumber.LocalNumber = "90123456789" }, false, "phone_number.local_number", payment.ReasonInvalidPhone},
 		{"bad shift", func(p *payment.NewToken) { p.Data.ExpirationTimeShift = "24:00:00+09:00" }, false, "expiration_time_shift", payment.ReasonInvalidFormat},
+		{"leap second shift", func(p *payment.NewToken) { p.Data.ExpirationTimeShift = "23:59:60+09:00" }, false, "expiration_time_shift", payment.ReasonInvalidFormat},
+		{"shift of an offset alone", func(p *payment.NewToken) { p.Data.ExpirationTimeShift = "-00:00" }, true, "expiration_time_shift", payment.ReasonInvalidFormat},
 		{"three ds", func(p *payment.NewToken) { p.ThreeDS = &payment.ThreeDSSettings{Enabled: true} }, false, "three_ds", "ONLY_FOR_CARD_PAYMENT"},
 		{"card", func(p *payment.NewToken) { p.Card = &payment.CardInput{Number: "4242424242424242"} }, false, "data.card_number", payment.ReasonForbiddenParameter},
 		{"bank ok", func(*payment.NewToken) {}, true, "", ""},
@@ -214,6 +220,8 @@ func TestSlipChargeRules(t *testing.T) {
 		{"deadline too far", payment.NewCharge{Amount: 1000, Currency: "JPY", CaptureAt: at(payment.MaxPaymentWindow + time.Second)}, payment.CodeValidation, "capture_at", "PAYMENT_EXPIRATION_EXCEEDS_PERIOD"},
 		{"deadline at the window", payment.NewCharge{Amount: 1000, Currency: "JPY", CaptureAt: at(payment.MaxPaymentWindow)}, "", "", ""},
 		{"deadline in two days", payment.NewCharge{Amount: 1000, Currency: "JPY", CaptureAt: at(48 * time.Hour)}, "", "", ""},
+		{"deadline just over an hour", payment.NewCharge{Amount: 1000, Currency: "JPY", CaptureAt: at(time.Hour + time.Minute)}, "", "", ""},
+		{"yen in lower case", payment.NewCharge{Amount: 1000, Currency: "jpy"}, "", "", ""},
 	}
 	for _, tc := range cases {
 		for _, nt := range []payment.NewToken{konbiniToken("family_mart"), transferToken()} {
