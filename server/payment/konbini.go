@@ -143,7 +143,10 @@ func (ts TimeShift) String() string {
 
 // Deadline is when a shopper who starts paying at now, with period to
 // pay, must have paid: now plus the period, moved to the shift's time of
-// day on that day (in the shift's offset) when there is a shift.
+// day (in the shift's offset) when there is a shift: on the day the period
+// ends, or on the next when that time has passed by then, so that a shift
+// never takes from the period (a day's payment begun at 23:59:59 with a
+// shift of 00:00+09:00 is not a second's).
 func Deadline(now time.Time, period time.Duration, shift string) time.Time {
 	end := now.Add(period)
 	ts, ok := ParseTimeShift(shift)
@@ -152,5 +155,9 @@ func Deadline(now time.Time, period time.Duration, shift string) time.Time {
 	}
 	local := end.In(time.FixedZone("", ts.Offset))
 	y, m, d := local.Date()
-	return time.Date(y, m, d, 0, 0, ts.Seconds, 0, local.Location()).UTC()
+	at := time.Date(y, m, d, 0, 0, ts.Seconds, 0, local.Location())
+	if at.Before(end) {
+		at = at.AddDate(0, 0, 1)
+	}
+	return at.UTC()
 }

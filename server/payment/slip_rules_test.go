@@ -102,7 +102,8 @@ func TestParseTimeShift(t *testing.T) {
 }
 
 // TestDeadline: the period's end moved to the shift's time of day on the
-// day it ends in the shift's zone, which need not be its day in UTC.
+// day it ends in the shift's zone, which need not be its day in UTC, or on
+// the next day when that time has passed by the period's end.
 func TestDeadline(t *testing.T) {
 	day := 24 * time.Hour
 	for _, tc := range []struct {
@@ -118,8 +119,16 @@ func TestDeadline(t *testing.T) {
 		// there is the 6th of December, not the 5th it is in UTC.
 		{"past midnight in Tokyo", time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC), 7 * day, "23:59:59+09:00",
 			time.Date(2026, 12, 6, 14, 59, 59, 0, time.UTC)},
+		// The day ends at 20:00 on the 28th in New York's winter: noon
+		// has passed by then, so the next day's.
 		{"west of UTC", time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC), day, "12:00-05:00",
-			time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC)},
+			time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)},
+		// A day's payment begun at 23:59:59 in Tokyo with a shift of
+		// midnight: the next midnight but one, never a second's.
+		{"a shift passed by the end", time.Date(2026, 11, 28, 14, 59, 59, 0, time.UTC), day, "00:00+09:00",
+			time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)},
+		{"a shift at the end", time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC), day, "00:00+09:00",
+			time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)},
 		{"no shift", time.Date(2026, 11, 28, 1, 2, 3, 0, time.UTC), 3 * day, "",
 			time.Date(2026, 12, 1, 1, 2, 3, 0, time.UTC)},
 		{"a shift that is no time", time.Date(2026, 11, 28, 1, 2, 3, 0, time.UTC), 3 * day, "23:59:60+09:00",
