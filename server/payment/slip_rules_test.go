@@ -121,6 +121,10 @@ func TestDeadline(t *testing.T) {
 			time.Date(2026, 12, 6, 14, 59, 59, 0, time.UTC)},
 		// The day ends at 20:00 on the 28th in New York's winter: noon
 		// has passed by then, so the next day's.
+		// The seventh day in Tokyo starts at 01:00 there, past a shift of
+		// 00:30: the next day's, counted from Tokyo's day, not UTC's.
+		{"past midnight in Tokyo, an early shift", time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC), 7 * day, "00:30+09:00",
+			time.Date(2026, 12, 6, 15, 30, 0, 0, time.UTC)},
 		{"west of UTC", time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC), day, "12:00-05:00",
 			time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)},
 		// A day's payment begun at 23:59:59 in Tokyo with a shift of
