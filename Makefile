@@ -44,11 +44,13 @@ run: build
 ## They run in two lanes side by side: the Go tests (computing) beside the
 ## Node.js suites one after another (mostly waiting on gateways and a
 ## browser, with start-up deadlines that a starved gateway would miss), and
-## then, in that second lane once the browser is done, the fuzz targets:
-## the Go tests are the longer lane (640 s of 775 on an unloaded 2-core
-## machine with a cold build cache, half of it compiling for the race
-## detector), and the fuzz targets would starve the browser. Each suite's output is printed whole when it
-## ends. TEST_JOBS=1 runs them one after another, printing as they go.
+## then, in that second lane once the browser is done, the fuzz targets,
+## which would starve the browser. Measured on a fresh clone on an unloaded
+## 2-core machine: 654 s with the machine's warm build cache (Go lane 575 s;
+## Node lane 633 s, the browser 433 s of it), 976 s with a cold one (Go
+## 790 s, half of it compiling for the race detector; the fuzz targets
+## 358 s, compiling each package for fuzzing). Each suite's output is
+## printed whole when it ends. TEST_JOBS=1 runs them one after another, printing as they go.
 TEST_JOBS ?= 2
 TEST_SUITES := test-go fuzz-short conformance conformance-scaleout test-browser
 test:
