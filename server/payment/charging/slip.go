@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -134,7 +135,7 @@ func awaitSlip(ctx context.Context, s *core, w payment.Work, tok *payment.Transa
 func (slipMethod) issuerToken(origin string, ch *payment.Charge, ap *payment.Approval) *payment.IssuerToken {
 	payload := map[string]string{
 		"resource_id": ch.ID.String(), "resource_type": payment.ResourceCharge,
-		"amount": big.NewInt(ap.Amount).String(), "currency": ap.Currency,
+		"amount": strconv.FormatInt(ap.Amount, 10), "currency": ap.Currency,
 		"expiration_date": ap.ExpiresOn.UTC().Format(time.RFC3339),
 	}
 	sl := ap.Slip
