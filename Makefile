@@ -46,8 +46,9 @@ run: build
 ## browser, with start-up deadlines that a starved gateway would miss), and
 ## then, in that second lane once the browser is done, the fuzz targets,
 ## which would starve the browser. Measured on a fresh clone on an unloaded
-## 2-core machine: 654 s with the machine's warm build cache (Go lane 575 s;
-## Node lane 633 s, the browser 433 s of it), 976 s with a cold one (Go
+## 2-core machine: 584–654 s in two runs with the machine's warm build
+## cache (Go lane 510–575 s; Node lane 564–633 s, the browser 386–433 s of
+## it), 976 s with a cold one (Go
 ## 790 s, half of it compiling for the race detector; the fuzz targets
 ## 358 s, compiling each package for fuzzing). Each suite's output is
 ## printed whole when it ends. TEST_JOBS=1 runs them one after another, printing as they go.
