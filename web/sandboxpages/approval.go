@@ -405,6 +405,22 @@ type actRequest struct {
 	Code   string `json:"code"`
 }
 
+// parseForm reads a page's posted form, answering the page's own error
+// (413 for a body over maxSandboxBody, 400 otherwise) when it cannot.
+func (sp *sandboxPages) parseForm(w http.ResponseWriter, r *http.Request) bool {
+	err := r.ParseForm()
+	if err == nil {
+		return true
+	}
+	status := http.StatusBadRequest
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		status = http.StatusRequestEntityTooLarge
+	}
+	sp.fail(w, sp.locale(r, ""), status, "invalid")
+	return false
+}
+
 // act carries out an action on the approval: POST {page}/{key}/act.
 func (sp *sandboxPages) act(kind payment.ApprovalKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -413,13 +429,7 @@ func (sp *sandboxPages) act(kind payment.ApprovalKind) http.HandlerFunc {
 			sp.actJSON(w, r, kind)
 			return
 		}
-		if err := r.ParseForm(); err != nil {
-			status := http.StatusBadRequest
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				status = http.StatusRequestEntityTooLarge
-			}
-			sp.fail(w, sp.locale(r, ""), status, "invalid")
+		if !sp.parseForm(w, r) {
 			return
 		}
 		posted := r.PostForm.Get("locale")

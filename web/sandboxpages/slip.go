@@ -1,7 +1,6 @@
 package sandboxpages
 
 import (
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -386,13 +385,7 @@ func (sp *sandboxPages) actSlip(w http.ResponseWriter, r *http.Request) {
 		sp.fail(w, sp.locale(r, ""), http.StatusForbidden, "forbidden")
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		sp.fail(w, sp.locale(r, ""), status, "invalid")
+	if !sp.parseForm(w, r) {
 		return
 	}
 	posted := r.PostForm.Get("locale")

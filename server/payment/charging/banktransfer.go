@@ -99,12 +99,7 @@ func (bankTransferMethod) approvalOutcome(ap *payment.Approval, action payment.A
 // then as its charged amount (an excess included, so that it can be
 // refunded); past its deadline it fails with 327.
 func (bankTransferMethod) settleCharge(ch *payment.Charge, ap *payment.Approval, outcome payment.ApprovalStatus) bool {
-	if outcome == payment.ApprovalSuccessful {
-		amount := ap.Slip.Deposited
-		ch.Status, ch.ChargedAmount, ch.CaptureState = payment.ChargeSuccessful, &amount, payment.CaptureDone
-		return false
-	}
-	ch.Status, ch.Error = payment.ChargeFailed, payment.NewPaymentError(payment.ErrConfirmationExpired, "the shopper did not pay by the deadline")
+	settleSlip(ch, ap.Slip.Deposited, outcome)
 	return false
 }
 

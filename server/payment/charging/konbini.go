@@ -139,13 +139,7 @@ func (konbiniMethod) approvalOutcome(ap *payment.Approval, action payment.Approv
 // settleCharge: paid, the charge succeeds (captured); past its deadline it
 // fails with 327, as an unpaid wallet payment does.
 func (konbiniMethod) settleCharge(ch *payment.Charge, _ *payment.Approval, outcome payment.ApprovalStatus) bool {
-	switch outcome {
-	case payment.ApprovalSuccessful:
-		amount := ch.RequestedAmount
-		ch.Status, ch.ChargedAmount, ch.CaptureState = payment.ChargeSuccessful, &amount, payment.CaptureDone
-	default:
-		ch.Status, ch.Error = payment.ChargeFailed, payment.NewPaymentError(payment.ErrConfirmationExpired, "the shopper did not pay by the deadline")
-	}
+	settleSlip(ch, ch.RequestedAmount, outcome)
 	return false
 }
 

@@ -176,6 +176,18 @@ func sandboxOnly(ap *payment.Approval) error {
 	return nil
 }
 
+// settleSlip applies the end of a konbini payment's or bank transfer's
+// approval to its charge: paid, it succeeds (captured) with charged as its
+// charged amount; otherwise its deadline passed, and it fails with 327, as
+// an unpaid wallet payment does.
+func settleSlip(ch *payment.Charge, charged int64, outcome payment.ApprovalStatus) {
+	if outcome == payment.ApprovalSuccessful {
+		ch.Status, ch.ChargedAmount, ch.CaptureState = payment.ChargeSuccessful, &charged, payment.CaptureDone
+		return
+	}
+	ch.Status, ch.Error = payment.ChargeFailed, payment.NewPaymentError(payment.ErrConfirmationExpired, "the shopper did not pay by the deadline")
+}
+
 // checkCancel: a charge waiting for its shopper's money may be withdrawn
 // (the shared rule); once paid it cannot be cancelled, only, where the
 // method allows, refunded.
